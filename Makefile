@@ -1,0 +1,45 @@
+# traceforge — build, test and measure.
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X github.com/traceforge/traceforge/internal/cli.Version=$(VERSION)
+BIN       := bin/traceforge
+FUZZTIME  ?= 10s
+
+.PHONY: build install test unit e2e lint fuzz bench stress tidy-check demo clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceforge
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/traceforge
+
+# The whole suite: unit, CLI scripts, end to end with the real SDKs.
+test: unit e2e
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+e2e:
+	@if [ -d e2e ]; then cd e2e && $(GO) test -count=1 ./...; fi
+
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+tidy-check:
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+
+clean:
+	rm -rf bin
