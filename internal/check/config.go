@@ -1,0 +1,196 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// ConfigName is the policy file at the project root (the parent of the snapshot folder).
+const ConfigName = ".traceforge.json"
+
+// Exception relaxes the determinism policy for models matching a glob.
+type Exception struct {
+	Model       string   // path.Match glob on request.model
+	Relax       []string // "temperature", "seed"
+	LiveCompare []string // fields --live compares for these models
+}
+
+// AllowSecret allows one secret-pattern match: the JSON pointer inside a
+// snapshot file plus the SHA-256 of the matched text. Never a pattern.
+type AllowSecret struct {
+	Pointer string
+	SHA256  string
+}
+
+// Config is the parsed .traceforge.json.
+type Config struct {
+	Exceptions   []Exception
+	AllowSecrets []AllowSecret
+	Path         string // where it was read from ("" = no file)
+}
+
+// ErrConfig wraps every configuration problem (exit 2).
+var ErrConfig = errors.New("invalid configuration")
+
+var relaxable = map[string]bool{"temperature": true, "seed": true}
+var liveComparable = map[string]bool{"content": true, "tool_calls": true, "tool_names": true, "finish_reason": true, "tokens_used": true, "model": true}
+
+// LoadConfig reads root/.traceforge.json; a missing file is an empty config.
+func LoadConfig(root string) (*Config, error) {
+	p := filepath.Join(root, ConfigName)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Config{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, p, err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, p, err)
+	}
+	cfg.Path = p
+	return cfg, nil
+}
+
+// ParseConfig parses the policy file strictly: unknown fields are errors.
+func ParseConfig(data []byte) (*Config, error) {
+	v, err := snapshot.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("must be a JSON object")
+	}
+	cfg := &Config{}
+	for k, val := range top {
+		switch k {
+		case "exceptions":
+			list, ok := val.([]any)
+			if !ok {
+				return nil, errors.New("/exceptions must be an array")
+			}
+			for i, e := range list {
+				em, ok := e.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("/exceptions/%d must be an object", i)
+				}
+				var ex Exception
+				for ek, ev := range em {
+					switch ek {
+					case "model":
+						s, ok := ev.(string)
+						if !ok || s == "" {
+							return nil, fmt.Errorf("/exceptions/%d/model must be a non-empty model name or glob", i)
+						}
+						if _, err := path.Match(s, ""); err != nil {
+							return nil, fmt.Errorf("/exceptions/%d/model: bad glob %q", i, s)
+						}
+						ex.Model = s
+					case "relax", "live_compare":
+						arr, ok := ev.([]any)
+						if !ok {
+							return nil, fmt.Errorf("/exceptions/%d/%s must be an array of strings", i, ek)
+						}
+						for j, a := range arr {
+							s, _ := a.(string)
+							allowed := relaxable
+							if ek == "live_compare" {
+								allowed = liveComparable
+							}
+							if !allowed[s] {
+								return nil, fmt.Errorf("/exceptions/%d/%s/%d: %q is not one of %s", i, ek, j, s, keys(allowed))
+							}
+							if ek == "relax" {
+								ex.Relax = append(ex.Relax, s)
+							} else {
+								ex.LiveCompare = append(ex.LiveCompare, s)
+							}
+						}
+					default:
+						return nil, fmt.Errorf("/exceptions/%d: unknown field %q (allowed: model, relax, live_compare)", i, ek)
+					}
+				}
+				if ex.Model == "" {
+					return nil, fmt.Errorf("/exceptions/%d/model is required", i)
+				}
+				if len(ex.Relax) == 0 {
+					return nil, fmt.Errorf("/exceptions/%d/relax must name what is relaxed (temperature, seed)", i)
+				}
+				cfg.Exceptions = append(cfg.Exceptions, ex)
+			}
+		case "allow_secrets":
+			list, ok := val.([]any)
+			if !ok {
+				return nil, errors.New("/allow_secrets must be an array")
+			}
+			for i, e := range list {
+				em, _ := e.(map[string]any)
+				ptr, _ := em["pointer"].(string)
+				sum, _ := em["sha256"].(string)
+				if ptr == "" || len(sum) != 64 || len(em) != 2 {
+					return nil, fmt.Errorf("/allow_secrets/%d must be {\"pointer\": \"/snapshots/0/...\", \"sha256\": \"<64 hex of the matched text>\"}", i)
+				}
+				cfg.AllowSecrets = append(cfg.AllowSecrets, AllowSecret{Pointer: ptr, SHA256: strings.ToLower(sum)})
+			}
+		default:
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets)", k)
+		}
+	}
+	return cfg, nil
+}
+
+func keys(m map[string]bool) string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return strings.Join(out, ", ")
+}
+
+// ExceptionFor returns the first exception whose glob matches model.
+func (c *Config) ExceptionFor(model string) *Exception {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Exceptions {
+		if ok, _ := path.Match(c.Exceptions[i].Model, model); ok {
+			return &c.Exceptions[i]
+		}
+	}
+	return nil
+}
+
+func (c *Config) allowed(m SecretMatch) bool {
+	if c == nil {
+		return false
+	}
+	for _, a := range c.AllowSecrets {
+		if a.Pointer == m.Pointer && a.SHA256 == m.SHA256 {
+			return true
+		}
+	}
+	return false
+}
+
+// Relaxes reports whether e relaxes field.
+func (e *Exception) Relaxes(field string) bool {
+	if e == nil {
+		return false
+	}
+	for _, r := range e.Relax {
+		if r == field {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package check
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// secretRule is one key pattern. The OpenAI and Anthropic rules are
+// gitleaks' (openai-api-key, anthropic-api-key, anthropic-admin-api-key);
+// the bearer rule catches tokens pasted with their scheme.
+type secretRule struct {
+	Name string
+	Re   *regexp.Regexp
+}
+
+var secretRules = []secretRule{
+	{"openai-api-key", regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`)},
+	{"anthropic-api-key", regexp.MustCompile(`\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA`)},
+	{"anthropic-admin-api-key", regexp.MustCompile(`\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA`)},
+	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`)},
+}
+
+// SecretPatterns lists the rule names and expressions (for docs and tests).
+func SecretPatterns() map[string]string {
+	m := map[string]string{}
+	for _, r := range secretRules {
+		m[r.Name] = r.Re.String()
+	}
+	return m
+}
+
+// SecretMatch is one key-shaped string found in a value.
+type SecretMatch struct {
+	Pointer string
+	Rule    string
+	SHA256  string // of the matched text, for an allow entry
+}
+
+// quick rejects strings that cannot match any rule.
+func quick(s string) bool {
+	return strings.Contains(s, "sk-") || strings.Contains(strings.ToLower(s), "bearer")
+}
+
+// ScanSecrets walks every string (and object key) of v.
+func ScanSecrets(v any, base string) []SecretMatch {
+	var out []SecretMatch
+	var walk func(v any, ptr string)
+	scan := func(s, ptr string) {
+		if !quick(s) {
+			return
+		}
+		for _, r := range secretRules {
+			for _, m := range r.Re.FindAllString(s, -1) {
+				sum := sha256.Sum256([]byte(m))
+				out = append(out, SecretMatch{Pointer: ptr, Rule: r.Name, SHA256: hex.EncodeToString(sum[:])})
+			}
+		}
+	}
+	walk = func(v any, ptr string) {
+		switch x := v.(type) {
+		case string:
+			scan(x, ptr)
+		case []any:
+			for i, e := range x {
+				walk(e, ptr+"/"+itoa(i))
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := ptr + "/" + snapshot.EscapePointer(k)
+				scan(k, p)
+				walk(x[k], p)
+			}
+		}
+	}
+	walk(v, base)
+	return out
+}
+
+// Redact replaces every key-shaped substring of s with [REDACTED:<rule>].
+// Every report and log line passes through it.
+func Redact(s string) string {
+	if !quick(s) {
+		return s
+	}
+	for _, r := range secretRules {
+		s = r.Re.ReplaceAllString(s, "[REDACTED:"+r.Name+"]")
+	}
+	return s
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}

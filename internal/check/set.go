@@ -1,0 +1,269 @@
+package check
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/traceforge/traceforge/internal/schema"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// SetResult is the outcome of checking a whole snapshot folder.
+type SetResult struct {
+	Snapshots []*Snapshot // every schema-valid snapshot file, sorted by Rel
+	Findings  Findings
+	Manifest  *snapshot.Manifest // nil when missing or invalid
+	Files     int                // snapshot files found
+}
+
+// Valid reports whether no error finding was made.
+func (r *SetResult) Valid() bool { return r.Findings.Errors() == 0 }
+
+// ByKey indexes the valid snapshots by full request key.
+func (r *SetResult) ByKey() map[string]*Snapshot {
+	m := make(map[string]*Snapshot, len(r.Snapshots))
+	for _, s := range r.Snapshots {
+		if s.Errors == 0 {
+			m[s.Key] = s
+		}
+	}
+	return m
+}
+
+// Filter keeps only files for which keep(rel) is true (sharding).
+type Filter func(rel string) bool
+
+// CheckSet runs every static check over the folder of st: each file, the
+// manifest, manifest ↔ files, and id collisions. display is how the folder
+// is named in findings (e.g. ".ai-snapshots").
+func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*SetResult, error) {
+	entries, err := st.Scan()
+	if err != nil {
+		return nil, err
+	}
+	res := &SetResult{}
+	disp := func(rel string) string { return path.Join(display, rel) }
+	var files []snapshot.Entry
+	var haveManifest, haveLegacy bool
+	for _, e := range entries {
+		switch e.Kind {
+		case snapshot.EntrySnapshot:
+			if keep != nil && !keep(e.Rel) {
+				continue
+			}
+			if e.Symlink {
+				res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnsafeFile, Severity: Error,
+					Message: "is a symbolic link; snapshot files are never followed through links", Fix: "replace the link with the real file (git checkout) or delete it"})
+				continue
+			}
+			files = append(files, e)
+		case snapshot.EntryManifest:
+			haveManifest = !e.Symlink
+			if e.Symlink {
+				res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnsafeFile, Severity: Error,
+					Message: "is a symbolic link", Fix: "replace it with a real file: traceforge snapshot reindex"})
+			}
+		case snapshot.EntryLegacy:
+			haveLegacy = true
+		case snapshot.EntryUnexpected:
+			res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnexpectedFile, Severity: Error,
+				Message: "is not part of a snapshot set (expected manifest.json, openai/<id>.json, anthropic/<id>.json)",
+				Fix:     "move it out of the snapshot folder"})
+		}
+	}
+	res.Files = len(files)
+	if haveLegacy {
+		res.Findings = append(res.Findings, legacyFinding(st, disp(snapshot.LegacyName), haveManifest, opts))
+	}
+
+	// Check files concurrently; results keep the sorted order.
+	type out struct {
+		s  *Snapshot
+		fs Findings
+	}
+	results := make([]out, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				e := files[i]
+				data, err := st.ReadRel(e.Rel, snapshot.MaxSnapshotFileSize)
+				if err != nil {
+					results[i] = out{fs: Findings{readFinding(disp(e.Rel), err)}}
+					continue
+				}
+				s, fs := CheckBytes(disp(e.Rel), e.Rel, data, opts)
+				results[i] = out{s, fs}
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	fileHash := map[string]string{}
+	for i, r := range results {
+		res.Findings = append(res.Findings, r.fs...)
+		if r.s != nil {
+			res.Snapshots = append(res.Snapshots, r.s)
+			fileHash[files[i].Rel] = r.s.FileHash
+		} else {
+			fileHash[files[i].Rel] = ""
+		}
+	}
+
+	// id collisions across provider folders.
+	byID := map[string][]*Snapshot{}
+	for _, s := range res.Snapshots {
+		byID[s.Record.ID] = append(byID[s.Record.ID], s)
+	}
+	for id, ss := range byID {
+		if len(ss) > 1 && ss[0].Key != ss[1].Key {
+			res.Findings = append(res.Findings, Finding{File: disp(ss[1].Rel), Pointer: "/snapshots/0/id", Rule: RuleCollision, Severity: Error,
+				Message: fmt.Sprintf("id %s is shared by %s (key %s) and %s (key %s)", id, ss[0].Rel, ss[0].Key, ss[1].Rel, ss[1].Key),
+				Fix:     "a 12-character id collision: change one request slightly (e.g. its seed) and re-record it"})
+		}
+	}
+
+	res.Findings = append(res.Findings, checkManifest(st, display, res, haveManifest, fileHash, keep, opts)...)
+	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
+	return res, nil
+}
+
+func readFinding(display string, err error) Finding {
+	f := Finding{File: display, Rule: RuleUnsafeFile, Severity: Error, Message: err.Error()}
+	switch {
+	case errors.Is(err, snapshot.ErrSymlink):
+		f.Message = "is (or lies below) a symbolic link; it is not followed"
+		f.Fix = "replace the link with the real file or delete it"
+	case errors.Is(err, snapshot.ErrTooLarge):
+		f.Message = "is larger than the 64 MiB snapshot limit and was not read"
+		f.Fix = "delete it and re-record; a real snapshot is far smaller"
+	case errors.Is(err, snapshot.ErrNotFile):
+		f.Message = "is not a regular file"
+		f.Fix = "remove it from the snapshot folder"
+	default:
+		f.Fix = "check the file's permissions"
+	}
+	return f
+}
+
+func legacyFinding(st *snapshot.Store, display string, haveManifest bool, opts Options) Finding {
+	if haveManifest {
+		return Finding{File: display, Rule: RuleMigration, Severity: Error,
+			Message: "unfinished migration: the 0.9.0 file is still next to a 1.0.0 manifest",
+			Fix:     "rerun: traceforge snapshot migrate --from 0.9.0 --to " + snapshot.Version}
+	}
+	data, err := st.ReadRel(snapshot.LegacyName, snapshot.MaxManifestSize)
+	if err == nil {
+		if v, err := snapshot.Decode(data); err == nil {
+			if m, ok := v.(map[string]any); ok {
+				if ver, ok := m["version"].(string); ok {
+					if f := VersionFinding(display, "/version", ver, opts); f != nil {
+						return *f
+					}
+				}
+			}
+		}
+	}
+	return Finding{File: display, Rule: RuleUnexpectedFile, Severity: Error,
+		Message: "snapshots.json is not a snapshot set this traceforge understands",
+		Fix:     "re-record all snapshots"}
+}
+
+func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool, fileHash map[string]string, keep Filter, opts Options) Findings {
+	mdisp := path.Join(display, snapshot.ManifestName)
+	if !have {
+		if res.Files == 0 && len(res.Findings) > 0 {
+			return nil // e.g. a legacy set: the version finding says it all
+		}
+		return Findings{{File: mdisp, Rule: RuleManifestMissing, Severity: Error,
+			Message: "manifest.json is missing", Fix: "run: traceforge snapshot reindex"}}
+	}
+	data, err := st.ReadRel(snapshot.ManifestName, snapshot.MaxManifestSize)
+	if err != nil {
+		f := readFinding(mdisp, err)
+		return Findings{f}
+	}
+	v, err := snapshot.Decode(data)
+	if err != nil {
+		f := Finding{File: mdisp, Rule: RuleJSON, Severity: Error, Message: err.Error(), Fix: "run: traceforge snapshot reindex"}
+		var de *snapshot.DecodeError
+		if errors.As(err, &de) {
+			f.Pointer = de.Pointer
+			f.Message = fmt.Sprintf("%s at line %d, column %d", de.Reason, de.Line, de.Column)
+		}
+		return Findings{f}
+	}
+	doc, _ := v.(map[string]any)
+	if ver, ok := doc["version"].(string); ok {
+		if f := VersionFinding(mdisp, "/version", ver, opts); f != nil {
+			return Findings{*f}
+		}
+	}
+	var fs Findings
+	for _, vi := range schema.ValidateManifest(v) {
+		fs = append(fs, Finding{File: mdisp, Pointer: vi.Pointer, Rule: RuleSchema, Severity: Error, Message: vi.Reason, Fix: "run: traceforge snapshot reindex"})
+	}
+	if len(fs) > 0 {
+		return fs
+	}
+	m := snapshot.ManifestFromValue(doc)
+	res.Manifest = m
+	if h, err := snapshot.DocumentHash(doc); err == nil && h != m.Hash {
+		fs = append(fs, Finding{File: mdisp, Pointer: "/hash", Rule: RuleManifestHash, Severity: Error,
+			Message: fmt.Sprintf("manifest hash mismatch: stored %s, computed %s", m.Hash, h), Fix: "run: traceforge snapshot reindex"})
+	}
+	seenID := map[string]int{}
+	inManifest := map[string]bool{}
+	for i, e := range m.Entries {
+		ptr := fmt.Sprintf("/snapshots/%d", i)
+		if j, dup := seenID[e.ID]; dup {
+			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/id", Rule: RuleManifestEntry, Severity: Error,
+				Message: fmt.Sprintf("id %s is listed twice (entries %d and %d)", e.ID, j, i), Fix: "run: traceforge snapshot reindex"})
+		}
+		seenID[e.ID] = i
+		if want := snapshot.RelPath(e.Provider, e.ID); e.File != want {
+			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/file", Rule: RuleManifestEntry, Severity: Error,
+				Message: fmt.Sprintf("entry file %q must be exactly %q", e.File, want), Fix: "run: traceforge snapshot reindex"})
+			continue
+		}
+		if keep != nil && !keep(e.File) {
+			continue
+		}
+		inManifest[e.File] = true
+		h, exists := fileHash[e.File]
+		switch {
+		case !exists:
+			fs = append(fs, Finding{File: path.Join(display, e.File), Rule: RuleMissingFile, Severity: Error,
+				Message: fmt.Sprintf("listed in manifest.json (entry %d) but the file does not exist", i),
+				Fix:     "restore it from Git, re-record the call, or drop it from the manifest with: traceforge snapshot reindex"})
+		case h != "" && h != e.Hash:
+			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/hash", Rule: RuleManifestEntry, Severity: Error,
+				Message: fmt.Sprintf("entry hash %s does not match %s's hash %s", e.Hash, e.File, h),
+				Fix:     "if the file is right, run: traceforge snapshot reindex"})
+		}
+	}
+	var extra []string
+	for rel := range fileHash {
+		if !inManifest[rel] {
+			extra = append(extra, rel)
+		}
+	}
+	sort.Strings(extra)
+	for _, rel := range extra {
+		fs = append(fs, Finding{File: path.Join(display, rel), Rule: RuleNotInManifest, Severity: Error,
+			Message: "file is not listed in manifest.json",
+			Fix:     "if it belongs to the set, run: traceforge snapshot reindex; otherwise delete it"})
+	}
+	return fs
+}

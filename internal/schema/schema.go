@@ -1,0 +1,192 @@
+// Package schema holds traceforge's JSON Schemas (draft 2020-12, embedded)
+// and validates decoded documents against them, reporting every violation
+// with its JSON pointer and a reason in plain words.
+package schema
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+//go:embed schemas/*.json
+var files embed.FS
+
+const base = "https://traceforge.dev/schema/1.0.0/"
+
+// Violation is one schema rule a document breaks.
+type Violation struct {
+	Pointer string // JSON pointer of the offending value ("" = document root)
+	Reason  string // plain words
+}
+
+func (v Violation) String() string {
+	p := v.Pointer
+	if p == "" {
+		p = "/"
+	}
+	return p + ": " + v.Reason
+}
+
+type compiled struct {
+	openai, anthropic, manifest *jsonschema.Schema
+}
+
+var load = sync.OnceValues(func() (*compiled, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	for _, n := range []string{"snapshot-file.schema.json", "manifest.schema.json"} {
+		b, err := files.ReadFile("schemas/" + n)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.AddResource(base+n, bytes.NewReader(b)); err != nil {
+			return nil, err
+		}
+	}
+	var out compiled
+	var err error
+	if out.openai, err = c.Compile(base + "snapshot-file.schema.json#/$defs/openaiFile"); err != nil {
+		return nil, err
+	}
+	if out.anthropic, err = c.Compile(base + "snapshot-file.schema.json#/$defs/anthropicFile"); err != nil {
+		return nil, err
+	}
+	if out.manifest, err = c.Compile(base + "manifest.schema.json"); err != nil {
+		return nil, err
+	}
+	return &out, nil
+})
+
+// Source returns the text of an embedded schema, for docs and tools.
+func Source(name string) ([]byte, error) { return files.ReadFile("schemas/" + name) }
+
+// ValidateFile validates a decoded snapshot file of provider ("openai" or
+// "anthropic"). Values must come from a decoder that keeps numbers as json.Number.
+func ValidateFile(provider string, doc any) []Violation {
+	c, err := load()
+	if err != nil {
+		panic(fmt.Sprintf("embedded schema does not compile: %v", err))
+	}
+	s := c.openai
+	if provider == "anthropic" {
+		s = c.anthropic
+	}
+	return validate(s, doc)
+}
+
+// ValidateManifest validates a decoded manifest.
+func ValidateManifest(doc any) []Violation {
+	c, err := load()
+	if err != nil {
+		panic(fmt.Sprintf("embedded schema does not compile: %v", err))
+	}
+	return validate(c.manifest, doc)
+}
+
+func validate(s *jsonschema.Schema, doc any) []Violation {
+	err := s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return []Violation{{Reason: err.Error()}}
+	}
+	var out []Violation
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		for _, v := range translate(e) {
+			k := v.Pointer + "\x00" + v.Reason
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, v)
+			}
+		}
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
+	return out
+}
+
+var (
+	reMissing    = regexp.MustCompile(`^missing properties?: (.*)$`)
+	reAdditional = regexp.MustCompile(`^additionalProperties (.*) not allowed$`)
+	reExpected   = regexp.MustCompile(`^expected (\w+), but got (\w+)$`)
+	reQuoted     = regexp.MustCompile(`'([^']*)'`)
+)
+
+// translate turns one leaf error of the validator into plain-words violations.
+func translate(e *jsonschema.ValidationError) []Violation {
+	ptr := e.InstanceLocation
+	msg := e.Message
+	kw := e.KeywordLocation
+	switch {
+	case reMissing.MatchString(msg):
+		var out []Violation
+		for _, m := range reQuoted.FindAllStringSubmatch(msg, -1) {
+			out = append(out, Violation{Pointer: ptr + "/" + escape(m[1]), Reason: fmt.Sprintf("required field %q is missing", m[1])})
+		}
+		return out
+	case reAdditional.MatchString(msg):
+		var out []Violation
+		for _, m := range reQuoted.FindAllStringSubmatch(msg, -1) {
+			out = append(out, Violation{Pointer: ptr + "/" + escape(m[1]), Reason: fmt.Sprintf("unknown field %q is not allowed here", m[1])})
+		}
+		return out
+	case reExpected.MatchString(msg):
+		m := reExpected.FindStringSubmatch(msg)
+		return []Violation{{Pointer: ptr, Reason: fmt.Sprintf("must be %s, not %s", withArticle(m[1]), withArticle(m[2]))}}
+	case strings.HasSuffix(kw, "/then/not") && strings.Contains(kw, "chatShape"):
+		return []Violation{{Pointer: ptr + "/max_tokens", Reason: "max_tokens and max_completion_tokens are both set; send only one"}}
+	case strings.HasSuffix(kw, "/not") && strings.Contains(kw, "completionsShape"):
+		return []Violation{{Pointer: ptr + "/messages", Reason: "a completions request (prompt) cannot also carry messages"}}
+	case strings.Contains(kw, "completionsShape/properties/max_completion_tokens"):
+		return []Violation{{Pointer: ptr, Reason: "max_completion_tokens is for chat completions; completions use max_tokens"}}
+	case strings.HasSuffix(kw, "/const") && (strings.HasSuffix(ptr, "/n") || strings.HasSuffix(ptr, "/best_of")):
+		return []Violation{{Pointer: ptr, Reason: "must be 1: a snapshot holds exactly one completion"}}
+	case strings.HasSuffix(kw, "/const"):
+		return []Violation{{Pointer: ptr, Reason: strings.Replace(msg, "value must be", "must be", 1)}}
+	case strings.HasSuffix(kw, "/minItems"):
+		return []Violation{{Pointer: ptr, Reason: "must not be empty (" + msg + ")"}}
+	case strings.HasSuffix(kw, "/maxItems") && strings.HasSuffix(ptr, "/snapshots"):
+		return []Violation{{Pointer: ptr, Reason: "a snapshot file holds exactly one record"}}
+	case strings.HasSuffix(kw, "/pattern"):
+		return []Violation{{Pointer: ptr, Reason: "has the wrong shape: " + msg}}
+	case strings.HasSuffix(kw, "/format"):
+		return []Violation{{Pointer: ptr, Reason: "is not an RFC 3339 timestamp: " + msg}}
+	case strings.HasSuffix(kw, "/minLength"):
+		return []Violation{{Pointer: ptr, Reason: "must not be empty"}}
+	case strings.HasSuffix(kw, "/enum"):
+		return []Violation{{Pointer: ptr, Reason: msg}}
+	}
+	return []Violation{{Pointer: ptr, Reason: msg}}
+}
+
+func withArticle(t string) string {
+	switch t {
+	case "array", "integer", "object":
+		return "an " + t
+	case "null":
+		return "null"
+	}
+	return "a " + t
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

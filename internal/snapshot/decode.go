@@ -1,0 +1,430 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest JSON nesting a snapshot file or manifest may use.
+const MaxDepth = 256
+
+// maxSafeInteger is 2^53: larger integers cannot be canonicalized exactly.
+const maxSafeInteger = 1 << 53
+
+// ErrMalformedJSON is wrapped by every DecodeError.
+var ErrMalformedJSON = errors.New("malformed JSON")
+
+// DecodeError reports why bytes are not an acceptable JSON document, with
+// where it happened.
+type DecodeError struct {
+	Offset  int    // byte offset of the problem
+	Line    int    // 1-based line
+	Column  int    // 1-based column (bytes)
+	Pointer string // JSON pointer of the value being read ("" = document)
+	Reason  string
+}
+
+func (e *DecodeError) Error() string {
+	loc := fmt.Sprintf("line %d, column %d", e.Line, e.Column)
+	if e.Pointer != "" {
+		return fmt.Sprintf("%s (at %s, %s)", e.Reason, e.Pointer, loc)
+	}
+	return fmt.Sprintf("%s (%s)", e.Reason, loc)
+}
+
+func (e *DecodeError) Unwrap() error { return ErrMalformedJSON }
+
+// Decode parses one JSON document strictly: valid UTF-8 without a byte order
+// mark, no duplicate object keys, no lone surrogate escapes, no integer
+// beyond 2^53, nesting at most MaxDepth, nothing after the document.
+// Objects become map[string]any, arrays []any, numbers json.Number.
+func Decode(data []byte) (any, error) {
+	d := &decoder{data: data}
+	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
+		return nil, d.errAt(0, "file starts with a UTF-8 byte order mark; save it without BOM")
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, n := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return nil, d.errAt(off, "invalid UTF-8")
+	}
+	d.skipSpace()
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.skipSpace()
+	if d.pos != len(data) {
+		return nil, d.errAt(d.pos, "trailing data after the JSON document")
+	}
+	return v, nil
+}
+
+type decoder struct {
+	data []byte
+	pos  int
+	path []string
+}
+
+func (d *decoder) pointer() string {
+	if len(d.path) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range d.path {
+		b.WriteByte('/')
+		b.WriteString(EscapePointer(p))
+	}
+	return b.String()
+}
+
+// EscapePointer escapes one JSON pointer reference token (RFC 6901).
+func EscapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func (d *decoder) errAt(off int, reason string) error {
+	line, col := 1, 1
+	if off > len(d.data) {
+		off = len(d.data)
+	}
+	for _, c := range d.data[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return &DecodeError{Offset: off, Line: line, Column: col, Pointer: d.pointer(), Reason: reason}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) value(depth int) (any, error) {
+	if d.pos >= len(d.data) {
+		return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		if depth >= MaxDepth {
+			return nil, d.errAt(d.pos, fmt.Sprintf("JSON nested deeper than %d levels", MaxDepth))
+		}
+		return d.object(depth + 1)
+	case c == '[':
+		if depth >= MaxDepth {
+			return nil, d.errAt(d.pos, fmt.Sprintf("JSON nested deeper than %d levels", MaxDepth))
+		}
+		return d.array(depth + 1)
+	case c == '"':
+		return d.str()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	default:
+		return nil, d.errAt(d.pos, fmt.Sprintf("unexpected character %q", rune(c)))
+	}
+}
+
+func (d *decoder) literal(s string) error {
+	if len(d.data)-d.pos < len(s) || string(d.data[d.pos:d.pos+len(s)]) != s {
+		if len(d.data)-d.pos < len(s) && strings.HasPrefix(s, string(d.data[d.pos:])) {
+			return d.errAt(len(d.data), "unexpected end of JSON (truncated file?)")
+		}
+		return d.errAt(d.pos, "invalid literal")
+	}
+	d.pos += len(s)
+	return nil
+}
+
+func (d *decoder) object(depth int) (any, error) {
+	d.pos++ // {
+	m := map[string]any{}
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return m, nil
+	}
+	for {
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
+		}
+		if d.data[d.pos] != '"' {
+			return nil, d.errAt(d.pos, "expected a quoted object key")
+		}
+		keyPos := d.pos
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; dup {
+			d.path = append(d.path, k)
+			err := d.errAt(keyPos, fmt.Sprintf("duplicate object key %q", k))
+			d.path = d.path[:len(d.path)-1]
+			return nil, err
+		}
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
+		}
+		if d.data[d.pos] != ':' {
+			return nil, d.errAt(d.pos, "expected ':' after object key")
+		}
+		d.pos++
+		d.skipSpace()
+		d.path = append(d.path, k)
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		d.path = d.path[:len(d.path)-1]
+		m[k] = v
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return m, nil
+		default:
+			return nil, d.errAt(d.pos, "expected ',' or '}' in object")
+		}
+	}
+}
+
+func (d *decoder) array(depth int) (any, error) {
+	d.pos++ // [
+	a := []any{}
+	d.skipSpace()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return a, nil
+	}
+	for i := 0; ; i++ {
+		d.skipSpace()
+		d.path = append(d.path, strconv.Itoa(i))
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		d.path = d.path[:len(d.path)-1]
+		a = append(a, v)
+		d.skipSpace()
+		if d.pos >= len(d.data) {
+			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return a, nil
+		default:
+			return nil, d.errAt(d.pos, "expected ',' or ']' in array")
+		}
+	}
+}
+
+func hexVal(c byte) rune {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0')
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return rune(c-'A') + 10
+	}
+	return -1
+}
+
+func (d *decoder) hex4(at int) (rune, bool) {
+	if at+4 > len(d.data) {
+		return 0, false
+	}
+	var r rune
+	for i := 0; i < 4; i++ {
+		h := hexVal(d.data[at+i])
+		if h < 0 {
+			return 0, false
+		}
+		r = r<<4 | h
+	}
+	return r, true
+}
+
+func (d *decoder) str() (string, error) {
+	start := d.pos
+	d.pos++ // opening quote
+	// Fast path: no escapes.
+	i := d.pos
+	for i < len(d.data) {
+		c := d.data[i]
+		if c == '"' {
+			s := string(d.data[d.pos:i])
+			d.pos = i + 1
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", d.errAt(i, "control character in string (must be escaped)")
+		}
+		i++
+	}
+	var b strings.Builder
+	b.Write(d.data[d.pos:i])
+	d.pos = i
+	for {
+		if d.pos >= len(d.data) {
+			return "", d.errAt(start, "unterminated string (truncated file?)")
+		}
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return b.String(), nil
+		case c < 0x20:
+			return "", d.errAt(d.pos, "control character in string (must be escaped)")
+		case c != '\\':
+			b.WriteByte(c)
+			d.pos++
+			continue
+		}
+		if d.pos+1 >= len(d.data) {
+			return "", d.errAt(start, "unterminated string (truncated file?)")
+		}
+		e := d.data[d.pos+1]
+		d.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := d.hex4(d.pos)
+			if !ok {
+				return "", d.errAt(d.pos-2, "invalid \\u escape")
+			}
+			d.pos += 4
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 {
+					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+				}
+				if d.pos+1 >= len(d.data) || d.data[d.pos] != '\\' || d.data[d.pos+1] != 'u' {
+					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+				}
+				r2, ok := d.hex4(d.pos + 2)
+				if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+				}
+				d.pos += 6
+				r = utf16.DecodeRune(r, r2)
+			}
+			b.WriteRune(r)
+		default:
+			return "", d.errAt(d.pos-2, fmt.Sprintf("invalid escape \\%c in string", e))
+		}
+	}
+}
+
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	digits := func() int {
+		n := 0
+		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n
+	}
+	intStart := d.pos
+	if n := digits(); n == 0 {
+		return nil, d.errAt(d.pos, "invalid number")
+	}
+	if d.data[intStart] == '0' && d.pos-intStart > 1 {
+		return nil, d.errAt(start, "invalid number (leading zero)")
+	}
+	isInt := true
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		isInt = false
+		d.pos++
+		if digits() == 0 {
+			return nil, d.errAt(d.pos, "invalid number")
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		isInt = false
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if digits() == 0 {
+			return nil, d.errAt(d.pos, "invalid number")
+		}
+	}
+	text := string(d.data[start:d.pos])
+	if isInt {
+		if len(text) > 17 || absInt(text) > maxSafeInteger {
+			return nil, d.errAt(start, fmt.Sprintf("integer %s is beyond 2^53 and cannot be hashed exactly; store it as a string", text))
+		}
+	} else {
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+			return nil, d.errAt(start, fmt.Sprintf("number %s is out of range", text))
+		}
+	}
+	return json.Number(text), nil
+}
+
+func absInt(s string) uint64 {
+	s = strings.TrimPrefix(s, "-")
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return ^uint64(0)
+	}
+	return n
+}

@@ -1,0 +1,267 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Canonical returns the RFC 8785 (JCS) bytes of a decoded JSON value. It
+// serializes the value and lets the JCS library canonicalize it, so key
+// order, number formatting and string escaping are the library's.
+func Canonical(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	out, err := jcs.Transform(bytes.TrimRight(buf.Bytes(), "\n"))
+	if err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	return out, nil
+}
+
+// objectKind names the objects of the format whose keys have a fixed order
+// (DESIGN §11 "Bytes"); every other object is written in JCS order.
+type objectKind int
+
+const (
+	kindOther objectKind = iota
+	kindFile
+	kindRecord
+	kindSource
+	kindResponse
+	kindManifest
+	kindManifestEntry
+)
+
+var fixedOrder = map[objectKind][]string{
+	kindFile:          {"version", "snapshots", "hash"},
+	kindRecord:        {"id", "timestamp", "source", "request", "request_headers", "response", "lineage", "hash"},
+	kindSource:        {"file", "line", "function"},
+	kindResponse:      {"content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body"},
+	kindManifest:      {"version", "created_at", "updated_at", "snapshots", "hash"},
+	kindManifestEntry: {"id", "provider", "file", "hash"},
+}
+
+// childKind says which kind an object's member or array element has.
+func childKind(parent objectKind, key string) objectKind {
+	switch parent {
+	case kindFile:
+		if key == "snapshots" {
+			return kindRecord
+		}
+	case kindRecord:
+		switch key {
+		case "source":
+			return kindSource
+		case "response":
+			return kindResponse
+		}
+	case kindManifest:
+		if key == "snapshots" {
+			return kindManifestEntry
+		}
+	}
+	return kindOther
+}
+
+// MarshalFile writes a snapshot file document the way it is stored:
+// 2-space indent, fixed key order, JCS numbers and strings, trailing LF.
+func MarshalFile(doc map[string]any) ([]byte, error) { return marshalPretty(doc, kindFile) }
+
+// MarshalManifest writes a manifest document the way it is stored.
+func MarshalManifest(doc map[string]any) ([]byte, error) { return marshalPretty(doc, kindManifest) }
+
+// MarshalPretty writes any value with JCS key order, 2-space indent and a trailing LF.
+func MarshalPretty(v any) ([]byte, error) { return marshalPretty(v, kindOther) }
+
+func marshalPretty(v any, kind objectKind) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeValue(&b, v, kind, 0, true); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
+
+func indent(b *bytes.Buffer, n int) {
+	b.WriteByte('\n')
+	for i := 0; i < n; i++ {
+		b.WriteString("  ")
+	}
+}
+
+// writeValue writes v; kind applies to v when v is an object, or to the
+// elements of v when v is an array of objects.
+func writeValue(b *bytes.Buffer, v any, kind objectKind, depth int, _ bool) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case string:
+		writeString(b, x)
+	case json.Number:
+		s, err := numberText(x)
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+	case float64:
+		s, err := jcs.NumberToJSON(x)
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return nil
+		}
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			indent(b, depth+1)
+			if err := writeValue(b, e, kind, depth+1, false); err != nil {
+				return err
+			}
+		}
+		indent(b, depth)
+		b.WriteByte(']')
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString("{}")
+			return nil
+		}
+		b.WriteByte('{')
+		for i, k := range orderedKeys(x, kind) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			indent(b, depth+1)
+			writeString(b, k)
+			b.WriteString(": ")
+			if err := writeValue(b, x[k], childKind(kind, k), depth+1, false); err != nil {
+				return err
+			}
+		}
+		indent(b, depth)
+		b.WriteByte('}')
+	default:
+		return fmt.Errorf("cannot encode %T", v)
+	}
+	return nil
+}
+
+func numberText(n json.Number) (string, error) {
+	s := string(n)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil && i <= maxSafeInteger && i >= -maxSafeInteger {
+		return strconv.FormatInt(i, 10), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", fmt.Errorf("invalid number %q", s)
+	}
+	return jcs.NumberToJSON(f)
+}
+
+// orderedKeys returns an object's keys: the fixed ones for its kind first (those
+// present), then the rest in JCS order (UTF-16 code units).
+func orderedKeys(m map[string]any, kind objectKind) []string {
+	keys := make([]string, 0, len(m))
+	fixed := fixedOrder[kind]
+	seen := make(map[string]bool, len(fixed))
+	for _, k := range fixed {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+			seen[k] = true
+		}
+	}
+	rest := make([]string, 0, len(m)-len(keys))
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return lessUTF16(rest[i], rest[j]) })
+	return append(keys, rest...)
+}
+
+func lessUTF16(a, b string) bool {
+	// Fast path: ASCII-only strings compare the same in UTF-8 and UTF-16.
+	ascii := true
+	for i := 0; i < len(a) && ascii; i++ {
+		ascii = a[i] < utf8.RuneSelf
+	}
+	for i := 0; i < len(b) && ascii; i++ {
+		ascii = b[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return a < b
+	}
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeString writes s as JCS does: only '"', '\\' and control characters escaped.
+func writeString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}

@@ -1,0 +1,220 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Version is the current snapshot format version.
+const Version = "1.0.0"
+
+// Source is where in the application a call was made.
+type Source struct {
+	File     string
+	Line     int
+	Function string
+}
+
+// Less orders sources by (file, line, function).
+func (s Source) Less(o Source) bool {
+	if s.File != o.File {
+		return s.File < o.File
+	}
+	if s.Line != o.Line {
+		return s.Line < o.Line
+	}
+	return s.Function < o.Function
+}
+
+func (s Source) String() string { return fmt.Sprintf("%s:%d:%s", s.File, s.Line, s.Function) }
+
+// Response holds a record's response fields (DESIGN §3).
+type Response struct {
+	Content      string
+	TokensUsed   int64
+	LatencyMS    int64
+	FinishReason string
+	ToolCalls    []any
+	Usage        map[string]any
+	Model        string
+	Stream       bool
+	Body         map[string]any
+}
+
+// Record is a typed view of one validated snapshot record. Raw is the value
+// every hash is computed over.
+type Record struct {
+	Provider       string
+	ID             string
+	Timestamp      string
+	Source         Source
+	Request        map[string]any
+	RequestHeaders map[string]any
+	Response       Response
+	ParentID       string
+	Turn           int
+	Hash           string
+	Raw            map[string]any
+}
+
+// RelPath is the record's file path inside the set: <provider>/<id>.json.
+func RelPath(provider, id string) string { return provider + "/" + id + ".json" }
+
+// Int64 reads a JSON number as an int64 (0, false if it is not an integer).
+func Int64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		if err == nil {
+			return i, true
+		}
+		f, err := n.Float64()
+		if err == nil && f == float64(int64(f)) {
+			return int64(f), true
+		}
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	}
+	return 0, false
+}
+
+// Float64 reads a JSON number as a float64.
+func Float64(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// RecordFromValue builds the typed view of a record that has passed schema
+// validation. It does not check hashes.
+func RecordFromValue(provider string, v map[string]any) *Record {
+	r := &Record{Provider: provider, Raw: v}
+	r.ID, _ = v["id"].(string)
+	r.Timestamp, _ = v["timestamp"].(string)
+	r.Hash, _ = v["hash"].(string)
+	if s, ok := v["source"].(map[string]any); ok {
+		r.Source.File, _ = s["file"].(string)
+		line, _ := Int64(s["line"])
+		r.Source.Line = int(line)
+		r.Source.Function, _ = s["function"].(string)
+	}
+	r.Request, _ = v["request"].(map[string]any)
+	r.RequestHeaders, _ = v["request_headers"].(map[string]any)
+	if resp, ok := v["response"].(map[string]any); ok {
+		r.Response.Content, _ = resp["content"].(string)
+		r.Response.TokensUsed, _ = Int64(resp["tokens_used"])
+		r.Response.LatencyMS, _ = Int64(resp["latency_ms"])
+		r.Response.FinishReason, _ = resp["finish_reason"].(string)
+		r.Response.ToolCalls, _ = resp["tool_calls"].([]any)
+		r.Response.Usage, _ = resp["usage"].(map[string]any)
+		r.Response.Model, _ = resp["model"].(string)
+		r.Response.Stream, _ = resp["stream"].(bool)
+		r.Response.Body, _ = resp["body"].(map[string]any)
+	}
+	if l, ok := v["lineage"].(map[string]any); ok {
+		r.ParentID, _ = l["parent_id"].(string)
+		t, _ := Int64(l["turn"])
+		r.Turn = int(t)
+	}
+	return r
+}
+
+// ResponseValue turns Response into its stored JSON object.
+func ResponseValue(resp Response) map[string]any {
+	m := map[string]any{
+		"content":       resp.Content,
+		"tokens_used":   resp.TokensUsed,
+		"latency_ms":    resp.LatencyMS,
+		"finish_reason": resp.FinishReason,
+	}
+	if len(resp.ToolCalls) > 0 {
+		m["tool_calls"] = resp.ToolCalls
+	}
+	if resp.Usage != nil {
+		m["usage"] = resp.Usage
+	}
+	if resp.Model != "" {
+		m["model"] = resp.Model
+	}
+	if resp.Stream {
+		m["stream"] = true
+	}
+	if resp.Body != nil {
+		m["body"] = resp.Body
+	}
+	return m
+}
+
+// NewRecord assembles a complete record value: id from the request key,
+// lineage, and the record hash. The request must already carry the stored
+// normalization (NormalizeStored).
+func NewRecord(provider string, at time.Time, src Source, request, headers map[string]any, resp Response) (map[string]any, string, error) {
+	key, err := RequestKey(provider, request, headers)
+	if err != nil {
+		return nil, "", err
+	}
+	rec := map[string]any{
+		"id":        IDOf(key),
+		"timestamp": FormatTimestamp(at),
+		"source": map[string]any{
+			"file":     src.File,
+			"line":     int64(src.Line),
+			"function": src.Function,
+		},
+		"request":  request,
+		"response": ResponseValue(resp),
+	}
+	if len(headers) > 0 {
+		rec["request_headers"] = headers
+	}
+	if parent, turn, ok, err := Lineage(provider, request, headers); err != nil {
+		return nil, "", err
+	} else if ok {
+		rec["lineage"] = map[string]any{"parent_id": parent, "turn": int64(turn)}
+	}
+	h, err := RecordHash(rec)
+	if err != nil {
+		return nil, "", err
+	}
+	rec["hash"] = h
+	return rec, key, nil
+}
+
+// Rehash recomputes a record's hash in place (after an edit such as a new source).
+func Rehash(rec map[string]any) error {
+	h, err := RecordHash(rec)
+	if err != nil {
+		return err
+	}
+	rec["hash"] = h
+	return nil
+}
+
+// FileDocument wraps one record in the file structure with its combined hash.
+func FileDocument(rec map[string]any) (map[string]any, error) {
+	h, _ := rec["hash"].(string)
+	fh, err := FileHash(Version, []string{h})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"version": Version, "snapshots": []any{rec}, "hash": fh}, nil
+}
+
+// FormatTimestamp renders t as RFC 3339 UTC truncated to the second.
+func FormatTimestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z") }

@@ -1,0 +1,268 @@
+package snapshot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Size caps for untrusted files (DESIGN §10).
+const (
+	MaxSnapshotFileSize = 64 << 20
+	MaxManifestSize     = 256 << 20
+)
+
+// Names inside a snapshot folder.
+const (
+	ManifestName = "manifest.json"
+	LockName     = ".lock"
+	LegacyName   = "snapshots.json"
+)
+
+// Sentinel errors of the store.
+var (
+	ErrTooLarge = errors.New("file too large")
+	ErrSymlink  = errors.New("symbolic link")
+	ErrNotFound = errors.New("not found")
+	ErrBadPath  = errors.New("path not allowed")
+	ErrLocked   = errors.New("snapshot folder is locked")
+	ErrNotFile  = errors.New("not a regular file")
+)
+
+// Store is a snapshot folder on disk.
+type Store struct {
+	Dir string
+}
+
+// ValidRelPath reports whether rel is exactly <provider>/<id>.json with an
+// allow-listed provider and a well-formed id; it is checked before any path
+// is built from untrusted input.
+func ValidRelPath(rel string) (provider, id string, ok bool) {
+	p, name, found := strings.Cut(rel, "/")
+	if !found || !ValidProvider(p) || !strings.HasSuffix(name, ".json") {
+		return "", "", false
+	}
+	id = strings.TrimSuffix(name, ".json")
+	if !ValidID(id) {
+		return "", "", false
+	}
+	return p, id, true
+}
+
+// ReadRel reads a file of the set (a relative, slash-separated name that
+// must already be validated) with the untrusted-input rules: no symlink
+// anywhere below the set folder, a regular file, at most limit bytes.
+func (s *Store) ReadRel(rel string, limit int64) ([]byte, error) {
+	if strings.Contains(rel, "..") || strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || strings.ContainsRune(rel, 0) {
+		return nil, fmt.Errorf("%s: %w", rel, ErrBadPath)
+	}
+	parts := strings.Split(rel, "/")
+	p := s.Dir
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: %w", rel, ErrNotFound)
+			}
+			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s: %w", strings.Join(parts[:i+1], "/"), ErrSymlink)
+		}
+		if i == len(parts)-1 {
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s: %w", rel, ErrNotFile)
+			}
+			if fi.Size() > limit {
+				return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, fi.Size(), limit)
+			}
+		}
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: %w", rel, ErrSymlink)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w: the limit is %d bytes", rel, ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// Entry is one name found in the set folder.
+type Entry struct {
+	Rel      string // slash-separated path relative to the set
+	Provider string // for snapshot files
+	ID       string // for snapshot files
+	Kind     EntryKind
+	Symlink  bool
+}
+
+// EntryKind classifies a name found in the set folder.
+type EntryKind int
+
+// Kinds of entries.
+const (
+	EntrySnapshot   EntryKind = iota // <provider>/<id>.json
+	EntryManifest                    // manifest.json
+	EntryLegacy                      // snapshots.json (format 0.9.0 / unfinished migration)
+	EntryUnexpected                  // anything else that is not a hidden dot-file
+)
+
+// Scan lists the set folder without following symlinks. Hidden dot-files
+// (temp files, the lock) are skipped.
+func (s *Store) Scan() ([]Entry, error) {
+	fi, err := os.Lstat(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s: %w", s.Dir, ErrSymlink)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a folder", s.Dir)
+	}
+	top, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, e := range top {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		link := e.Type()&fs.ModeSymlink != 0
+		switch {
+		case name == ManifestName:
+			out = append(out, Entry{Rel: name, Kind: EntryManifest, Symlink: link})
+		case name == LegacyName:
+			out = append(out, Entry{Rel: name, Kind: EntryLegacy, Symlink: link})
+		case ValidProvider(name) && e.IsDir() && !link:
+			sub, err := os.ReadDir(filepath.Join(s.Dir, name))
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range sub {
+				fn := f.Name()
+				if strings.HasPrefix(fn, ".") {
+					continue
+				}
+				rel := name + "/" + fn
+				fl := f.Type()&fs.ModeSymlink != 0
+				if p, id, ok := ValidRelPath(rel); ok && (f.Type().IsRegular() || fl) {
+					out = append(out, Entry{Rel: rel, Provider: p, ID: id, Kind: EntrySnapshot, Symlink: fl})
+				} else {
+					out = append(out, Entry{Rel: rel, Kind: EntryUnexpected, Symlink: fl})
+				}
+			}
+		default:
+			out = append(out, Entry{Rel: name, Kind: EntryUnexpected, Symlink: link})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
+	return out, nil
+}
+
+// WriteAtomic writes data to rel (validated by the caller) through a hidden
+// temp file in the same folder: write, fsync, rename, fsync the folder. On
+// any error the temp file is removed and the old file is untouched.
+func (s *Store) WriteAtomic(rel string, data []byte) error {
+	if strings.Contains(rel, "..") || strings.HasPrefix(rel, "/") {
+		return fmt.Errorf("%s: %w", rel, ErrBadPath)
+	}
+	target := filepath.Join(s.Dir, filepath.FromSlash(rel))
+	dir := filepath.Dir(target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create folder %s: %w", dir, err)
+	}
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w", dir, ErrSymlink)
+	}
+	base := strings.TrimSuffix(filepath.Base(target), ".json")
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", target, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Remove deletes a snapshot file of the set (validated rel).
+func (s *Store) Remove(rel string) error {
+	if _, _, ok := ValidRelPath(rel); !ok && rel != LegacyName {
+		return fmt.Errorf("%s: %w", rel, ErrBadPath)
+	}
+	if err := os.Remove(filepath.Join(s.Dir, filepath.FromSlash(rel))); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Join(s.Dir, filepath.FromSlash(rel))))
+}
+
+// CleanTemp removes stray hidden temp files left by an interrupted writer.
+func (s *Store) CleanTemp() (removed []string) {
+	for _, sub := range append([]string{""}, Providers...) {
+		d := filepath.Join(s.Dir, sub)
+		es, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") && e.Type().IsRegular() {
+				if os.Remove(filepath.Join(d, e.Name())) == nil {
+					removed = append(removed, filepath.ToSlash(filepath.Join(sub, e.Name())))
+				}
+			}
+		}
+	}
+	return removed
+}
