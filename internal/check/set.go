@@ -18,6 +18,7 @@ type SetResult struct {
 	Findings  Findings
 	Manifest  *snapshot.Manifest // nil when missing or invalid
 	Files     int                // snapshot files found
+	Rels      []string           // every snapshot file checked (<provider>/<id>.json)
 }
 
 // Valid reports whether no error finding was made.
@@ -76,6 +77,9 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 		}
 	}
 	res.Files = len(files)
+	for _, e := range files {
+		res.Rels = append(res.Rels, e.Rel)
+	}
 	if haveLegacy {
 		res.Findings = append(res.Findings, legacyFinding(st, disp(snapshot.LegacyName), haveManifest, opts))
 	}

@@ -1,0 +1,60 @@
+package check
+
+import (
+	"path"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// ReindexResult says what a reindex did.
+type ReindexResult struct {
+	Entries []snapshot.ManifestEntry
+	Skipped Findings // files left out, with why
+	Changed bool     // manifest.json was rewritten
+}
+
+// Reindex rebuilds manifest.json from the snapshot files that pass every
+// per-file check. created_at is kept from a readable old manifest, else the
+// earliest record timestamp. The caller holds the set's lock.
+func Reindex(st *snapshot.Store, display string, opts Options, now time.Time) (*ReindexResult, error) {
+	set, err := CheckSet(st, display, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	bad := map[string]bool{}
+	res := &ReindexResult{}
+	for _, f := range set.Findings {
+		if f.Severity != Error {
+			continue
+		}
+		switch f.Rule {
+		case RuleManifestHash, RuleManifestEntry, RuleMissingFile, RuleNotInManifest, RuleManifestMissing:
+			continue // what reindex repairs
+		}
+		if path.Base(f.File) == snapshot.ManifestName {
+			continue
+		}
+		bad[f.File] = true
+		res.Skipped = append(res.Skipped, f)
+	}
+	earliest := ""
+	for _, s := range set.Snapshots {
+		if bad[path.Join(display, s.Rel)] {
+			continue
+		}
+		res.Entries = append(res.Entries, snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash})
+		if earliest == "" || s.Record.Timestamp < earliest {
+			earliest = s.Record.Timestamp
+		}
+	}
+	old := set.Manifest
+	if old == nil {
+		old = &snapshot.Manifest{CreatedAt: earliest}
+		if earliest == "" {
+			old.CreatedAt = snapshot.FormatTimestamp(now)
+		}
+	}
+	res.Changed, err = st.WriteManifest(res.Entries, old, now)
+	return res, err
+}

@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/verify"
+)
+
+func init() { subcommands = append(subcommands, newSnapshotCmd) }
+
+// snapshotSubcommands lets each `snapshot` verb live in its own file.
+var snapshotSubcommands []func(*IOStreams, *globalOptions) *cobra.Command
+
+// now is the clock; replaced in tests.
+var now = time.Now
+
+func newSnapshotCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "List, show, reindex and migrate snapshots",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, reindex or migrate")
+		},
+	}
+	cmd.AddCommand(newSnapshotListCmd(io, g), newSnapshotShowCmd(io, g), newSnapshotReindexCmd(io, g))
+	for _, add := range snapshotSubcommands {
+		cmd.AddCommand(add(io, g))
+	}
+	return cmd
+}
+
+type listOptions struct {
+	IO     *IOStreams
+	Global *globalOptions
+	Format string
+}
+
+func newSnapshotListCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &listOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the snapshots: id, provider, model, source, tokens, latency",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return listRun(o) },
+	}
+	cmd.Flags().StringVar(&o.Format, "format", "text", "text or json")
+	return cmd
+}
+
+// loadSet runs the static checks (list and show display what they find).
+func loadSet(io *IOStreams, g *globalOptions) (*check.SetResult, string, error) {
+	dir, display, root := g.resolveDir(io)
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return nil, "", err
+	}
+	_, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate})
+	if err != nil {
+		if errors.Is(err, verify.ErrNoSnapshotDir) {
+			return nil, "", withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first, or point --dir at the folder")
+		}
+		return nil, "", withCode(ExitFailed, err, "")
+	}
+	return set, display, nil
+}
+
+type listRow struct {
+	ID        string `json:"id"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	Source    string `json:"source"`
+	Tokens    int64  `json:"tokens_used"`
+	LatencyMS int64  `json:"latency_ms"`
+	File      string `json:"file"`
+	Valid     bool   `json:"valid"`
+}
+
+func listRun(o *listOptions) error {
+	if o.Format != "text" && o.Format != "json" {
+		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
+	}
+	set, display, err := loadSet(o.IO, o.Global)
+	if err != nil {
+		return err
+	}
+	rows := make([]listRow, 0, len(set.Snapshots))
+	for _, s := range set.Snapshots {
+		model, _ := s.Record.Request["model"].(string)
+		rows = append(rows, listRow{ID: s.Record.ID, Provider: s.Provider, Model: model, Source: s.Record.Source.String(),
+			Tokens: s.Record.Response.TokensUsed, LatencyMS: s.Record.Response.LatencyMS, File: path.Join(display, s.Rel), Valid: s.Errors == 0})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
+	if o.Format == "json" {
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROVIDER\tMODEL\tSOURCE\tTOKENS\tLATENCY")
+	for _, r := range rows {
+		mark := ""
+		if !r.Valid {
+			mark = "  (invalid: run traceforge verify)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, check.Redact(r.Model), check.Redact(r.Source), r.Tokens, r.LatencyMS, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if n := set.Files - len(set.Snapshots); n > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "traceforge: %d file(s) could not be read as snapshots; run traceforge verify\n", n)
+	}
+	return nil
+}
+
+type showOptions struct {
+	IO     *IOStreams
+	Global *globalOptions
+	ID     string
+}
+
+func newSnapshotShowCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &showOptions{IO: io, Global: g}
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one snapshot with its hash status",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.ID = args[0]
+			return showRun(o)
+		},
+	}
+}
+
+func showRun(o *showOptions) error {
+	id := strings.TrimSuffix(path.Base(o.ID), ".json")
+	if !snapshot.ValidID(id) {
+		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
+	}
+	set, display, err := loadSet(o.IO, o.Global)
+	if err != nil {
+		return err
+	}
+	var found *check.Snapshot
+	for _, s := range set.Snapshots {
+		if s.Record.ID == id || strings.HasSuffix(s.Rel, "/"+id+".json") {
+			found = s
+			break
+		}
+	}
+	if found == nil {
+		return withCode(ExitFailed, fmt.Errorf("no snapshot with id %s in %s", id, display), "see traceforge snapshot list")
+	}
+	file := path.Join(display, found.Rel)
+	var problems check.Findings
+	for _, f := range set.Findings {
+		if f.File == file {
+			problems = append(problems, f)
+		}
+	}
+	out := o.IO.Out
+	r := found.Record
+	fmt.Fprintf(out, "id:         %s\n", r.ID)
+	fmt.Fprintf(out, "file:       %s\n", file)
+	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
+	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
+	fmt.Fprintf(out, "source:     %s\n", check.Redact(r.Source.String()))
+	fmt.Fprintf(out, "key:        %s\n", found.Key)
+	if r.ParentID != "" {
+		fmt.Fprintf(out, "lineage:    parent %s, turn %d\n", r.ParentID, r.Turn)
+	}
+	status := "ok (record, file and manifest hashes verified)"
+	if problems.Errors() > 0 {
+		status = "FAILED"
+	}
+	fmt.Fprintf(out, "hash:       %s\n", r.Hash)
+	fmt.Fprintf(out, "status:     %s\n", status)
+	for _, p := range problems {
+		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, check.Redact(p.Message))
+	}
+	fmt.Fprintf(out, "tokens:     %d\nlatency:    %dms\nfinish:     %s\n", r.Response.TokensUsed, r.Response.LatencyMS, r.Response.FinishReason)
+	req, _ := snapshot.MarshalPretty(r.Request)
+	fmt.Fprintf(out, "\nrequest:\n%s", check.Redact(indentBlock(string(req))))
+	fmt.Fprintf(out, "\nresponse:\n%s\n", indentBlock(check.Redact(r.Response.Content)))
+	if len(r.Response.ToolCalls) > 0 {
+		tc, _ := snapshot.MarshalPretty(r.Response.ToolCalls)
+		fmt.Fprintf(out, "\ntool calls:\n%s", check.Redact(indentBlock(string(tc))))
+	}
+	if problems.Errors() > 0 {
+		return silentFail(ExitFailed)
+	}
+	return nil
+}
+
+func indentBlock(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+type reindexOptions struct {
+	IO     *IOStreams
+	Global *globalOptions
+}
+
+func newSnapshotReindexCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	o := &reindexOptions{IO: io, Global: g}
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild manifest.json from the snapshot files that pass every check",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return reindexRun(o) },
+	}
+}
+
+func reindexRun(o *reindexOptions) error {
+	dir, display, root := o.Global.resolveDir(o.IO)
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return err
+	}
+	st := &snapshot.Store{Dir: dir}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "point --dir at the snapshot folder")
+	}
+	unlock, err := st.Lock()
+	if err != nil {
+		if errors.Is(err, snapshot.ErrLocked) {
+			return withCode(ExitUsage, fmt.Errorf("%s is locked by a running traceforge record", display), "wait for it to finish, then rerun")
+		}
+		return withCode(ExitFailed, err, "")
+	}
+	defer unlock()
+	removed := st.CleanTemp()
+	res, err := check.Reindex(st, display, check.Options{Config: cfg, CanMigrate: canMigrate}, now())
+	if err != nil {
+		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
+	}
+	for _, r := range removed {
+		fmt.Fprintf(o.IO.ErrOut, "removed stray temp file %s\n", path.Join(display, r))
+	}
+	for _, f := range res.Skipped {
+		fmt.Fprintf(o.IO.ErrOut, "left out %s: %s\n", f.File, check.Redact(f.Message))
+	}
+	state := "unchanged"
+	if res.Changed {
+		state = "rewritten"
+	}
+	fmt.Fprintf(o.IO.Out, "manifest %s: %d snapshot(s) indexed, %d left out\n", state, len(res.Entries), len(res.Skipped))
+	if len(res.Skipped) > 0 {
+		return withCode(ExitFailed, fmt.Errorf("%d file(s) failed their checks and were left out of the manifest", len(res.Skipped)), "fix or re-record them, then run traceforge verify")
+	}
+	return nil
+}
