@@ -217,4 +217,6 @@ func FileDocument(rec map[string]any) (map[string]any, error) {
 }
 
 // FormatTimestamp renders t as RFC 3339 UTC truncated to the second.
-func FormatTimestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z") }
+func FormatTimestamp(t time.Time) string {
+	return t.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")
+}

@@ -1,0 +1,116 @@
+// Package serve holds what every traceforge HTTP server shares: loopback
+// listening, the Host check against DNS rebinding, body caps, refusal of
+// proxy-style requests, timeouts, and the exports printed for applications.
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// MaxRequestBody caps request bodies (413 beyond it).
+const MaxRequestBody = 32 << 20
+
+// DefaultListen is the foreground server address.
+const DefaultListen = "127.0.0.1:8787"
+
+// ErrBind wraps listen failures (a usage/configuration error).
+var ErrBind = errors.New("cannot listen")
+
+// Listen opens addr ("" = a free loopback port). warning is non-empty when
+// addr names a non-loopback interface (":8787" counts as all interfaces).
+func Listen(addr string) (ln net.Listener, warning string, err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w on %q: %v", ErrBind, addr, err)
+	}
+	if !IsLoopbackHost(host) {
+		warning = fmt.Sprintf("listening on %s: reachable from other machines; API keys pass through this server", addr)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w on %s: %v", ErrBind, addr, err)
+	}
+	return ln, warning, nil
+}
+
+// IsLoopbackHost reports whether host (no port) is localhost, 127.0.0.0/8 or ::1.
+func IsLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Guard wraps h with the safety rules of every server: non-loopback Host →
+// 403 (unless allowed), CONNECT → 405, absolute-form targets → 400, bodies
+// over MaxRequestBody → 413. errBody formats an error body for a status.
+func Guard(h http.Handler, allowHosts []string, errBody func(w http.ResponseWriter, r *http.Request, status int, msg string)) http.Handler {
+	allowed := map[string]bool{}
+	for _, a := range allowHosts {
+		allowed[strings.ToLower(a)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodConnect {
+			errBody(w, r, http.StatusMethodNotAllowed, "CONNECT is not supported: traceforge is a base-URL proxy, not a forward proxy")
+			return
+		}
+		if r.URL.IsAbs() || r.URL.Host != "" || !strings.HasPrefix(r.RequestURI, "/") {
+			errBody(w, r, http.StatusBadRequest, "absolute-form request targets are refused: point the SDK's base URL at traceforge instead")
+			return
+		}
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !IsLoopbackHost(host) && !allowed[strings.ToLower(host)] && !allowed[strings.ToLower(r.Host)] {
+			errBody(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name; add --allow-host %s if this is intended", r.Host, host))
+			return
+		}
+		if r.ContentLength > MaxRequestBody {
+			errBody(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", MaxRequestBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBody)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// NewServer returns an http.Server with traceforge's timeouts: a 10 s
+// ReadHeaderTimeout, no blanket write timeout (long streams are normal).
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+}
+
+// BaseURLs returns the URLs applications use for a server at addr (host:port).
+func BaseURLs(addr string) (root, openai, anthropic string) {
+	root = "http://" + addr
+	return root, root + "/v1", root
+}
+
+// Env returns the environment variables a child command gets.
+func Env(addr string) []string {
+	root, oa, an := BaseURLs(addr)
+	return []string{"OPENAI_BASE_URL=" + oa, "ANTHROPIC_BASE_URL=" + an, "TRACEFORGE_URL=" + root}
+}
+
+// Exports returns the lines server mode prints, one per line.
+func Exports(addr string) []string {
+	root, oa, an := BaseURLs(addr)
+	return []string{"export OPENAI_BASE_URL=" + oa, "export ANTHROPIC_BASE_URL=" + an, "export TRACEFORGE_URL=" + root}
+}
+
+// IsMaxBytes reports whether err came from the body cap.
+func IsMaxBytes(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
