@@ -1,0 +1,214 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/snapshottest"
+)
+
+func loadSet(t *testing.T, items ...snapshottest.Item) *check.SetResult {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
+		t.Fatal(err)
+	}
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !set.Valid() {
+		t.Fatalf("set invalid: %v", set.Findings)
+	}
+	return set
+}
+
+func withBody(it snapshottest.Item) snapshottest.Item {
+	p, e := provider.Name(it.Provider), provider.Endpoint(snapshot.Endpoint(it.Provider, it.Request))
+	model, _ := it.Request["model"].(string)
+	f := provider.Fields{Content: it.Response.Content, TokensUsed: it.Response.TokensUsed, FinishReason: it.Response.FinishReason,
+		Usage: it.Response.Usage, Model: it.Response.Model}
+	body := provider.SynthesizeBody(p, e, "fixture00001", it.Time, model, f)
+	b, _ := json.Marshal(body)
+	m, _ := provider.Decode(b)
+	it.Response.Body = m
+	return it
+}
+
+func reqBody(t *testing.T, it snapshottest.Item, extra map[string]any) []byte {
+	t.Helper()
+	m := map[string]any{}
+	for k, v := range it.Request {
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseKeyMatchesSnapshot(t *testing.T) {
+	oa, an := snapshottest.OpenAIChat("hello"), snapshottest.AnthropicMessage("hi")
+	set := loadSet(t, oa, an)
+	ix := NewIndex(set)
+	if ix.Len() != 2 {
+		t.Fatalf("Len = %d", ix.Len())
+	}
+	h := http.Header{}
+	r, err := Parse("POST", "/prefix/v1/chat/completions", h, reqBody(t, oa, map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Stream || !r.IncludeUsage || r.Provider != provider.OpenAI || r.Endpoint != provider.ChatCompletions {
+		t.Fatalf("parsed %+v", r)
+	}
+	if ix.Lookup(r.Key) == nil {
+		t.Fatalf("openai request key %s not found", r.Key)
+	}
+	// Anthropic: the stored header joins the key.
+	h.Set("anthropic-version", "2023-06-01")
+	r, err = Parse("POST", "/v1/messages", h, reqBody(t, an, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Lookup(r.Key) == nil {
+		t.Fatalf("anthropic request not found")
+	}
+	r, err = Parse("POST", "/v1/messages", http.Header{}, reqBody(t, an, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Lookup(r.Key) != nil {
+		t.Fatalf("request without anthropic-version must not match")
+	}
+	if len(ix.Unused()) != 0 {
+		t.Fatalf("unused = %v", ix.Unused())
+	}
+	if _, err := Parse("GET", "/v1/models", h, nil); !errors.Is(err, ErrNotLLMCall) {
+		t.Fatalf("GET /v1/models: %v", err)
+	}
+	if _, err := Parse("POST", "/v1/chat/completions", h, []byte(`{"a":1,"a":2}`)); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("duplicate keys: %v", err)
+	}
+	if _, err := Parse("POST", "/v1/chat/completions", h, []byte(`[1]`)); !errors.Is(err, ErrBadRequest) {
+		t.Fatalf("array: %v", err)
+	}
+}
+
+func TestRespond(t *testing.T) {
+	items := []snapshottest.Item{
+		withBody(snapshottest.OpenAIChat("stored body")),
+		snapshottest.OpenAIChat("synthesized body"),
+		withBody(snapshottest.AnthropicMessage("stored body")),
+		snapshottest.AnthropicMessage("synthesized body"),
+	}
+	set := loadSet(t, items...)
+	ix := NewIndex(set)
+	for _, it := range items {
+		for _, stream := range []bool{false, true} {
+			name := it.Provider + "/" + it.Response.Content
+			if stream {
+				name += "/stream"
+			}
+			t.Run(name, func(t *testing.T) {
+				path, h := "/v1/chat/completions", http.Header{}
+				if it.Provider == "anthropic" {
+					path = "/v1/messages"
+					h.Set("anthropic-version", "2023-06-01")
+				}
+				extra := map[string]any{}
+				if stream {
+					extra["stream"] = true
+					if it.Provider == "openai" {
+						extra["stream_options"] = map[string]any{"include_usage": true}
+					}
+				}
+				req, err := Parse("POST", path, h, reqBody(t, it, extra))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := ix.Lookup(req.Key)
+				if s == nil {
+					t.Fatal("miss")
+				}
+				rec := httptest.NewRecorder()
+				var slept time.Duration
+				res, err := Respond(context.Background(), rec, req, s, Options{Latency: true, Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slept != time.Duration(it.Response.LatencyMS)*time.Millisecond {
+					t.Errorf("slept %v", slept)
+				}
+				if got := rec.Header().Get(HeaderSnapshotID); got != s.Record.ID {
+					t.Errorf("snapshot id header %q", got)
+				}
+				if res.Synthesized != (it.Response.Body == nil) || (rec.Header().Get(HeaderSynthesized) == "true") != res.Synthesized {
+					t.Errorf("synthesized = %v", res.Synthesized)
+				}
+				var body map[string]any
+				if stream {
+					if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+						t.Fatalf("content type %q", ct)
+					}
+					a := provider.NewAssembler(req.Provider, req.Endpoint)
+					if _, err := a.Write(rec.Body.Bytes()); err != nil {
+						t.Fatal(err)
+					}
+					if body, err = a.Done(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+						t.Fatalf("content type %q", ct)
+					}
+					if body, err = provider.Decode(bytes.TrimSpace(rec.Body.Bytes())); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := provider.Extract(req.Provider, req.Endpoint, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := provider.Diff(Fields(s), got); len(d) > 0 {
+					t.Fatalf("replayed answer differs: %v", d)
+				}
+			})
+		}
+	}
+}
+
+func TestWriteMiss(t *testing.T) {
+	for _, p := range []provider.Name{provider.OpenAI, provider.Anthropic} {
+		rec := httptest.NewRecorder()
+		WriteMiss(rec, &Request{Provider: p, Endpoint: provider.Messages, Key: strings.Repeat("ab", 32)})
+		if rec.Code != 404 || rec.Header().Get("x-should-retry") != "false" || rec.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %d %v", p, rec.Code, rec.Header())
+		}
+		var v map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		e, _ := v["error"].(map[string]any)
+		if msg, _ := e["message"].(string); !strings.Contains(msg, strings.Repeat("ab", 32)) || !strings.Contains(msg, "record") {
+			t.Fatalf("%s: message %q", p, msg)
+		}
+		if p == provider.Anthropic && v["type"] != "error" {
+			t.Fatalf("anthropic shape: %v", v)
+		}
+	}
+}
