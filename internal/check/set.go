@@ -50,6 +50,7 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 	disp := func(rel string) string { return path.Join(display, rel) }
 	var files []snapshot.Entry
 	var haveManifest, haveLegacy bool
+	linked := map[string]bool{}
 	for _, e := range entries {
 		switch e.Kind {
 		case snapshot.EntrySnapshot:
@@ -59,6 +60,7 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 			if e.Symlink {
 				res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnsafeFile, Severity: Error,
 					Message: "is a symbolic link; snapshot files are never followed through links", Fix: "replace the link with the real file (git checkout) or delete it"})
+				linked[e.Rel] = true
 				continue
 			}
 			files = append(files, e)
@@ -115,6 +117,9 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 	close(next)
 	wg.Wait()
 	fileHash := map[string]string{}
+	for rel := range linked {
+		fileHash[rel] = "" // exists (refused above); not "missing"
+	}
 	for i, r := range results {
 		res.Findings = append(res.Findings, r.fs...)
 		if r.s != nil {

@@ -119,6 +119,17 @@ func validate(s *jsonschema.Schema, doc any) []Violation {
 		}
 	}
 	walk(ve)
+	// One violation per pointer is enough (e.g. format and pattern on a timestamp).
+	kept := out[:0]
+	byPtr := map[string]bool{}
+	for _, v := range out {
+		if byPtr[v.Pointer] {
+			continue
+		}
+		byPtr[v.Pointer] = true
+		kept = append(kept, v)
+	}
+	out = kept
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
 	return out
 }
@@ -166,6 +177,11 @@ func translate(e *jsonschema.ValidationError) []Violation {
 	case strings.HasSuffix(kw, "/maxItems") && strings.HasSuffix(ptr, "/snapshots"):
 		return []Violation{{Pointer: ptr, Reason: "a snapshot file holds exactly one record"}}
 	case strings.HasSuffix(kw, "/pattern"):
+		for pat, want := range patternWords {
+			if strings.Contains(msg, pat) {
+				return []Violation{{Pointer: ptr, Reason: "must be " + want}}
+			}
+		}
 		return []Violation{{Pointer: ptr, Reason: "has the wrong shape: " + msg}}
 	case strings.HasSuffix(kw, "/format"):
 		return []Violation{{Pointer: ptr, Reason: "is not an RFC 3339 timestamp: " + msg}}
@@ -175,6 +191,15 @@ func translate(e *jsonschema.ValidationError) []Violation {
 		return []Violation{{Pointer: ptr, Reason: msg}}
 	}
 	return []Violation{{Pointer: ptr, Reason: msg}}
+}
+
+// patternWords describes the schemas' patterns in plain words.
+var patternWords = map[string]string{
+	"^sha256:[0-9a-f]{64}$":                  `"sha256:" followed by 64 lowercase hex digits`,
+	"^[0-9a-f]{12}$":                         "12 lowercase hex characters",
+	`^(openai|anthropic)/[0-9a-f]{12}\\.json$`: "exactly <provider>/<id>.json (openai or anthropic, 12 hex characters)",
+	"T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$":          "an RFC 3339 UTC timestamp like 2026-01-09T10:30:00Z",
+	`^[0-9]+\\.[0-9]+\\.[0-9]+$`:             "a version like 1.0.0",
 }
 
 func withArticle(t string) string {

@@ -82,7 +82,16 @@ func (d *decoder) pointer() string {
 		return ""
 	}
 	var b strings.Builder
-	for _, p := range d.path {
+	path := d.path
+	if len(path) > 16 {
+		for _, p := range path[:16] {
+			b.WriteByte('/')
+			b.WriteString(EscapePointer(p))
+		}
+		b.WriteString("/…")
+		return b.String()
+	}
+	for _, p := range path {
 		b.WriteByte('/')
 		b.WriteString(EscapePointer(p))
 	}

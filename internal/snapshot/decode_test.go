@@ -1,0 +1,109 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeRejects(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	cases := []struct {
+		name, in, want string
+	}{
+		{"bom", "\xEF\xBB\xBF{}", "byte order mark"},
+		{"invalid utf8", "{\"a\":\"\xff\"}", "invalid UTF-8"},
+		{"duplicate key", `{"a":1,"a":2}`, `duplicate object key "a"`},
+		{"nested duplicate", `{"x":{"b":1,"b":1}}`, `duplicate object key "b"`},
+		{"trailing", `{} {}`, "trailing data"},
+		{"truncated", `{"a": [1, 2`, "unexpected end of JSON"},
+		{"truncated string", `{"a": "abc`, "unterminated string"},
+		{"huge int", `{"n": 9007199254740993}`, "beyond 2^53"},
+		{"huge negative", `{"n": -99999999999999999999}`, "beyond 2^53"},
+		{"lone high surrogate", `{"s":"\ud800"}`, "lone surrogate"},
+		{"lone low surrogate", `{"s":"\udc00x"}`, "lone surrogate"},
+		{"deep", deep, "nested deeper than 256"},
+		{"leading zero", `{"n": 01}`, "leading zero"},
+		{"control char", "{\"s\":\"a\nb\"}", "control character"},
+		{"bad escape", `{"s":"\q"}`, "invalid escape"},
+		{"bad literal", `{"b": tru}`, "invalid literal"},
+		{"single quotes", `{'a':1}`, "expected a quoted object key"},
+		{"empty", ``, "unexpected end of JSON"},
+		{"nan", `{"n": NaN}`, "unexpected character"},
+		{"overflow float", `{"n": 1e999}`, "out of range"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode([]byte(tc.in))
+			if err == nil {
+				t.Fatalf("Decode(%q) succeeded, want error containing %q", tc.in, tc.want)
+			}
+			if !errors.Is(err, ErrMalformedJSON) {
+				t.Errorf("error %v does not wrap ErrMalformedJSON", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Decode(%q) = %v, want it to mention %q", tc.in, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodePointerAndPosition(t *testing.T) {
+	_, err := Decode([]byte("{\n  \"a\": [1, {\"b\": 1, \"b\": 2}]\n}"))
+	var de *DecodeError
+	if !errors.As(err, &de) {
+		t.Fatalf("want *DecodeError, got %v", err)
+	}
+	if de.Pointer != "/a/1/b" || de.Line != 2 {
+		t.Errorf("pointer %q line %d, want /a/1/b line 2", de.Pointer, de.Line)
+	}
+}
+
+func TestDecodeAccepts(t *testing.T) {
+	in := `{"s":"h\u00e9\ud83d\ude00\n","n":[0,-1,1.5,1e3,9007199254740992],"b":[true,false,null],"o":{}}`
+	v, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[string]any)
+	if m["s"] != "hé😀\n" {
+		t.Errorf("string = %q", m["s"])
+	}
+	if n := m["n"].([]any); n[4] != json.Number("9007199254740992") {
+		t.Errorf("2^53 = %v", n[4])
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e5`, `{"a":1,"a":2}`, "\xEF\xBB\xBF{}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Decode(data)
+		if err != nil {
+			return
+		}
+		// Whatever we accept, the standard library accepts, and it
+		// canonicalizes and pretty-prints back to the same value.
+		if !json.Valid(data) {
+			t.Fatalf("Decode accepted invalid JSON %q", data)
+		}
+		c1, err := Canonical(v)
+		if err != nil {
+			t.Fatalf("Canonical of accepted value: %v", err)
+		}
+		pretty, err := MarshalPretty(v)
+		if err != nil {
+			t.Fatalf("MarshalPretty: %v", err)
+		}
+		v2, err := Decode(pretty)
+		if err != nil {
+			t.Fatalf("re-decode of pretty output %q: %v", pretty, err)
+		}
+		c2, err := Canonical(v2)
+		if err != nil || string(c1) != string(c2) {
+			t.Fatalf("round trip changed canonical bytes:\n%s\n%s", c1, c2)
+		}
+	})
+}
