@@ -1,0 +1,70 @@
+package snapshot
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestFormatDocWorkedExample checks the worked example of docs/format.md
+// against the code, so the documentation cannot drift from the format.
+func TestFormatDocWorkedExample(t *testing.T) {
+	md, err := os.ReadFile("../../docs/format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]string{}
+	re := regexp.MustCompile("(?s)```(?:json|text) (worked-[a-z-]+)\n(.*?)```")
+	for _, m := range re.FindAllStringSubmatch(string(md), -1) {
+		blocks[m[1]] = m[2]
+	}
+	for _, name := range []string{"worked-file", "worked-key-object", "worked-key", "worked-record-jcs", "worked-file-jcs", "worked-manifest"} {
+		if _, ok := blocks[name]; !ok {
+			t.Fatalf("docs/format.md lost its %s block", name)
+		}
+	}
+	file := mustDecode(t, blocks["worked-file"])
+	rec := file["snapshots"].([]any)[0].(map[string]any)
+	req := rec["request"].(map[string]any)
+
+	ko, _ := Canonical(KeyObject("openai", req, nil))
+	if got, want := string(ko), strings.TrimSpace(blocks["worked-key-object"]); got != want {
+		t.Errorf("key object:\n got %s\nwant %s", got, want)
+	}
+	key, _ := RequestKey("openai", req, nil)
+	if want := strings.TrimSpace(blocks["worked-key"]); key != want || rec["id"] != IDOf(key) {
+		t.Errorf("key %s, id %v; doc says %s", key, rec["id"], want)
+	}
+	without := map[string]any{}
+	for k, v := range rec {
+		if k != "hash" {
+			without[k] = v
+		}
+	}
+	rj, _ := Canonical(without)
+	if got, want := string(rj), strings.TrimSpace(blocks["worked-record-jcs"]); got != want {
+		t.Errorf("record JCS:\n got %s\nwant %s", got, want)
+	}
+	if h, _ := RecordHash(rec); h != rec["hash"] {
+		t.Errorf("record hash %s, doc says %s", h, rec["hash"])
+	}
+	fj, _ := Canonical(map[string]any{"version": file["version"], "snapshots": []any{rec["hash"]}})
+	if got, want := string(fj), strings.TrimSpace(blocks["worked-file-jcs"]); got != want {
+		t.Errorf("file JCS:\n got %s\nwant %s", got, want)
+	}
+	if h, _ := FileHash("1.0.0", []string{rec["hash"].(string)}); h != file["hash"] {
+		t.Errorf("file hash %s, doc says %s", h, file["hash"])
+	}
+	// The file is byte-for-byte what traceforge writes.
+	out, _ := MarshalFile(file)
+	if string(out) != blocks["worked-file"] {
+		t.Errorf("the documented file is not what traceforge writes:\n%s", out)
+	}
+	m := mustDecode(t, blocks["worked-manifest"])
+	built, _ := BuildManifest([]ManifestEntry{{ID: IDOf(key), Provider: "openai", File: RelPath("openai", IDOf(key)), Hash: file["hash"].(string)}}, m["created_at"].(string), m["updated_at"].(string))
+	mb, _ := MarshalManifest(built)
+	if string(mb) != blocks["worked-manifest"] {
+		t.Errorf("documented manifest differs from the built one:\n%s", mb)
+	}
+}
