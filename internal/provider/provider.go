@@ -1,0 +1,254 @@
+// Package provider holds traceforge's per-provider wire knowledge: which request
+// paths are LLM calls, how a response body maps to the snapshot's normalized
+// response fields, how a server-sent-event stream is assembled into the
+// provider's non-streamed response shape, and how a stored body is replayed as
+// JSON or as a provider-correct stream.
+//
+// Everything works on generic JSON (map[string]any with numbers decoded as
+// json.Number, see Decode), never on SDK types, so unknown provider fields
+// survive untouched.
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Name is a provider folder name in a snapshot set.
+type Name string
+
+// The providers of format 1.0.0. OpenAI covers every OpenAI-compatible server.
+const (
+	OpenAI    Name = "openai"
+	Anthropic Name = "anthropic"
+)
+
+// Endpoint is the canonical API path of a call, independent of the path prefix
+// the application used. It is the E of the request key (DESIGN §4).
+type Endpoint string
+
+// The endpoints of format 1.0.0.
+const (
+	ChatCompletions Endpoint = "/v1/chat/completions"
+	Completions     Endpoint = "/v1/completions"
+	Messages        Endpoint = "/v1/messages"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of them (with %w)
+// and add context such as the event number or a JSON pointer.
+var (
+	// ErrBrokenStream: a stream ended before it completed (no `data: [DONE]`
+	// or finish reason for OpenAI, no `message_stop` for Anthropic) or
+	// carried an error event. Such a stream must never become a snapshot.
+	ErrBrokenStream = errors.New("broken stream")
+	// ErrNoUsage: a response carries no token usage, so tokens_used cannot
+	// be known without guessing; the call is refused.
+	ErrNoUsage = errors.New("response has no usage")
+	// ErrMalformed: a body or stream event is not the provider's shape.
+	ErrMalformed = errors.New("malformed response")
+	// ErrStreamError: the stream carried an error event (OpenAI
+	// `data: {"error":…}`, Anthropic `event: error`). Errors wrapping it
+	// also wrap ErrBrokenStream.
+	ErrStreamError = errors.New("error event in stream")
+)
+
+// Classify maps a request to provider and endpoint. Any path prefix is
+// allowed (base URLs keep their path, e.g. "/prefix/v1/chat/completions");
+// a query string is ignored. OpenAI paths are recognised with or without the
+// "/v1" segment ("/chat/completions", "/completions", as some OpenAI-compatible
+// servers are configured without it); the Anthropic path needs "/v1/messages"
+// (so that OpenAI's "/v1/threads/{id}/messages" is not taken for it). The
+// method must be POST. Everything else (embeddings, responses, count_tokens,
+// …) is ok=false.
+func Classify(method, path string) (Name, Endpoint, bool) {
+	if method != "POST" {
+		return "", "", false
+	}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return OpenAI, ChatCompletions, true
+	case strings.HasSuffix(path, "/completions"):
+		return OpenAI, Completions, true
+	case strings.HasSuffix(path, "/v1/messages"):
+		return Anthropic, Messages, true
+	}
+	return "", "", false
+}
+
+// EndpointFor derives the endpoint from a stored request (DESIGN §11 "Keys
+// and lookups"): openai with "messages" → ChatCompletions, openai with
+// "prompt" → Completions, anthropic → Messages. It returns "" when the
+// endpoint cannot be derived (unknown provider, or an openai request with
+// neither field — such a request fails validation anyway).
+func EndpointFor(p Name, request map[string]any) Endpoint {
+	switch p {
+	case Anthropic:
+		return Messages
+	case OpenAI:
+		if _, ok := request["messages"]; ok {
+			return ChatCompletions
+		}
+		if _, ok := request["prompt"]; ok {
+			return Completions
+		}
+	}
+	return ""
+}
+
+// Valid reports whether the provider/endpoint pair is one this package
+// handles.
+func Valid(p Name, e Endpoint) bool {
+	switch p {
+	case OpenAI:
+		return e == ChatCompletions || e == Completions
+	case Anthropic:
+		return e == Messages
+	}
+	return false
+}
+
+// Decode parses one JSON object with numbers kept as json.Number. Trailing
+// data after the object is an error.
+func Decode(data []byte) (map[string]any, error) {
+	v, err := decodeValue(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: JSON value is %s, not an object", ErrMalformed, typeName(v))
+	}
+	return m, nil
+}
+
+func decodeValue(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data after JSON value", ErrMalformed)
+	}
+	return v, nil
+}
+
+// marshal encodes v without HTML escaping and without a trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// ordered is a JSON object that keeps its key order when encoded, so that
+// synthesized bodies and events look like the provider's own.
+type ordered []kv
+
+type kv struct {
+	k string
+	v any
+}
+
+func (o ordered) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshal(e.k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(e.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, float32, int, int64, int32:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// asInt returns an integral number as int64 (json.Number, or the Go numeric
+// types a caller may have put into a map).
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i, true
+		}
+		f, err := n.Float64()
+		if err != nil || f != float64(int64(f)) {
+			return 0, false
+		}
+		return int64(f), true
+	case float64:
+		if n != float64(int64(n)) {
+			return 0, false
+		}
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func num(i int64) json.Number {
+	return json.Number(fmt.Sprint(i))
+}
+
+// deepCopy copies generic JSON so that results never alias caller data.
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, e := range t {
+			s[i] = deepCopy(e)
+		}
+		return s
+	}
+	return v
+}

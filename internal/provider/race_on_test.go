@@ -1,0 +1,7 @@
+//go:build race
+
+package provider
+
+// raceEnabled shortens the exhaustive split test under the race detector,
+// which makes JSON decoding about ten times slower.
+const raceEnabled = true
