@@ -2,14 +2,24 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -21,12 +31,28 @@ type verifyOptions struct {
 	IO     *IOStreams
 	Global *globalOptions
 
-	Format       string
-	Output       string
-	Shard        string
-	FailOnUnused bool
-	Command      []string
+	Format        string
+	Output        string
+	Shard         string
+	FailOnUnused  bool
+	ReplayLatency bool
+	Serve         bool
+	Listen        string
+	AllowHosts    []string
+	Live          bool
+	Runs          int
+	Concurrency   int
+	OpenAIUp      string
+	AnthropicUp   string
+	Command       []string
+
+	// changed records which flags were given explicitly.
+	changed map[string]bool
 }
+
+// ReplayKey is the API key placed in COMMAND's environment (and printed by
+// --serve) when none is set: the official SDKs refuse to start without one.
+const ReplayKey = "traceforge-replay"
 
 func newVerifyCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 	opts := &verifyOptions{IO: io, Global: g}
@@ -38,9 +64,32 @@ version, every record, file and manifest hash, manifest against files, ids again
 request keys, the determinism policy and the secret scan. Every problem is
 reported with its file, JSON pointer, rule and fix.
 
+With -- COMMAND, the static checks run first (a failure means COMMAND is not
+started), then COMMAND runs against a loopback replay server that answers every
+recorded call from the snapshots: no network, no API key (OPENAI_API_KEY and
+ANTHROPIC_API_KEY are set to "traceforge-replay" when unset). A call with no
+snapshot gets a 404 in the provider's error shape (never retried by the SDKs)
+and the report shows a diff against the closest snapshot.
+
+--serve runs the same replay server in the foreground for applications
+started separately (prints the exports to use; stop it with Ctrl-C to get the
+report).
+
+--live re-sends every snapshot's request to the real upstream --runs times
+(keys from OPENAI_API_KEY / ANTHROPIC_API_KEY; upstreams as for record) and
+reports drift (all runs agree but differ from the recording) and
+nondeterminism (runs differ among themselves). Streamed recordings are
+re-sent non-streamed.
+
 Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 3 internal error; with a command that fails while verification passes, the
 command's own exit code.`,
+		Example: `  traceforge verify
+  traceforge verify --format junit --output verify.xml
+  traceforge verify -- go test ./...
+  traceforge verify --fail-on-unused -- npm test
+  traceforge verify --serve --listen 127.0.0.1:8787
+  traceforge verify --live --runs 5 --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n := cmd.ArgsLenAtDash(); n > 0 {
 				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q before --", args[0])
@@ -49,14 +98,25 @@ command's own exit code.`,
 			} else if len(args) > 0 {
 				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q", args[0])
 			}
+			opts.changed = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
 			return verifyRun(opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
 	f.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
-	f.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id")
+	f.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	f.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
+	f.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
+	f.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
+	f.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
+	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
+	f.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
+	f.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
+	f.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
+	f.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
+	f.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
 	return cmd
 }
 
@@ -69,23 +129,73 @@ func validFormat(f string) bool {
 	return false
 }
 
-func verifyRun(o *verifyOptions) error {
+// checkVerifyFlags rejects flag combinations that make no sense (exit 2).
+func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 	if !validFormat(o.Format) {
-		return usageErr("use one of: "+strings.Join(verify.Formats, ", "), "unknown --format %q", o.Format)
+		return nil, usageErr("use one of: "+strings.Join(verify.Formats, ", "), "unknown --format %q", o.Format)
 	}
 	shard, err := verify.ParseShard(o.Shard)
 	if err != nil {
-		return usageErr("e.g. --shard 1/4 in the first of four CI jobs", "%v", err)
+		return nil, usageErr("e.g. --shard 1/4 in the first of four CI jobs", "%v", err)
 	}
-	if shard != nil && len(o.Command) > 0 {
-		return usageErr("shard static or --live verification only; replay needs the whole set", "--shard cannot be combined with a command")
+	hasCmd := len(o.Command) > 0
+	switch {
+	case shard != nil && hasCmd:
+		return nil, usageErr("shard static or --live verification only; replay needs the whole set", "--shard cannot be combined with a command")
+	case shard != nil && o.Serve:
+		return nil, usageErr("shard static or --live verification only; replay needs the whole set", "--shard cannot be combined with --serve")
+	case o.Serve && hasCmd:
+		return nil, usageErr("use either -- COMMAND (traceforge runs it) or --serve (you start the application)", "--serve cannot be combined with a command")
+	case o.Live && (hasCmd || o.Serve):
+		return nil, usageErr("run --live as its own step, e.g. a scheduled CI job", "--live cannot be combined with a command or --serve")
+	}
+	if o.changed["listen"] && !o.Serve {
+		return nil, usageErr("--listen names the address of the --serve server; with -- COMMAND a free loopback port is used", "--listen needs --serve")
+	}
+	if o.changed["allow-host"] && !o.Serve && !hasCmd {
+		return nil, usageErr("--allow-host applies to the replay server (-- COMMAND or --serve)", "--allow-host needs a command or --serve")
+	}
+	for _, name := range []string{"replay-latency", "fail-on-unused"} {
+		if o.changed[name] && !o.Serve && !hasCmd {
+			return nil, usageErr("--"+name+" applies to replay: traceforge verify --"+name+" -- COMMAND", "--%s needs a command or --serve", name)
+		}
+	}
+	for _, name := range []string{"runs", "concurrency", "openai-upstream", "anthropic-upstream"} {
+		if o.changed[name] && !o.Live {
+			return nil, usageErr("e.g. traceforge verify --live --runs 5", "--%s needs --live", name)
+		}
+	}
+	if o.Runs < 1 {
+		return nil, usageErr("e.g. --runs 5", "--runs must be at least 1, not %d", o.Runs)
+	}
+	if o.Concurrency < 1 {
+		return nil, usageErr("e.g. --concurrency 4", "--concurrency must be at least 1, not %d", o.Concurrency)
+	}
+	return shard, nil
+}
+
+func verifyRun(o *verifyOptions) error {
+	if o.changed == nil {
+		o.changed = map[string]bool{}
+	}
+	shard, err := checkVerifyFlags(o)
+	if err != nil {
+		return err
 	}
 	dir, display, root := o.Global.resolveDir(o.IO)
 	cfg, err := loadConfig(root)
 	if err != nil {
 		return err
 	}
-	rep, _, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard})
+	var live *liveSetup
+	if o.Live {
+		// Upstream URLs are checked before any work; keys once the set
+		// says which providers are needed.
+		if live, err = resolveLive(o); err != nil {
+			return err
+		}
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard})
 	if err != nil {
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first (traceforge record -- <command>), or point --dir at the folder")
@@ -93,8 +203,241 @@ func verifyRun(o *verifyOptions) error {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", display, err), "check the folder's permissions")
 	}
 	rep.FailOnUnused = o.FailOnUnused
-	if len(o.Command) > 0 {
-		return usageErr("", "replay (verify -- COMMAND) is not available in this build")
+	if shard != nil {
+		rep.Shard = o.Shard
+	}
+	switch {
+	case o.Live:
+		return verifyLive(o, live, rep, set)
+	case o.Serve:
+		return verifyServe(o, rep, set)
+	case len(o.Command) > 0:
+		return verifyCommand(o, rep, set)
+	}
+	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return silentFail(ExitFailed)
+	}
+	return nil
+}
+
+func (o *verifyOptions) context() (context.Context, context.CancelFunc) {
+	if o.IO.Context != nil {
+		return o.IO.Context()
+	}
+	return context.WithCancel(context.Background())
+}
+
+// startReplay listens and serves the replay server over the valid set.
+func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *http.Server, net.Listener, error) {
+	ln, warning, err := serve.Listen(addr)
+	if err != nil {
+		return nil, nil, nil, withCode(ExitUsage, err, "pick another address with --listen, or stop what holds the port")
+	}
+	if warning != "" {
+		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
+	}
+	allow := append([]string(nil), o.AllowHosts...)
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && !serve.IsLoopbackHost(host) {
+		allow = append(allow, host)
+	}
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, AllowHosts: allow})
+	srv := serve.NewServer(rs.Handler())
+	go func() { _ = srv.Serve(ln) }()
+	return rs, srv, ln, nil
+}
+
+func stopReplay(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+	}
+}
+
+// keyEnv returns KEY=traceforge-replay for each provider key not set.
+func keyEnv(io *IOStreams) []string {
+	var env []string
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		if io.Getenv(k) == "" {
+			env = append(env, k+"="+ReplayKey)
+		}
+	}
+	return env
+}
+
+// staticFailed reports the static findings and says COMMAND/--serve was not started.
+func staticFailed(o *verifyOptions, rep *verify.Report, what string) error {
+	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "traceforge: error: the static checks failed; %s was not started\n", what)
+	fmt.Fprintln(o.IO.ErrOut, "traceforge: hint: fix the snapshot set first (see the report above); replay serves only a set that passes every check")
+	return silentFail(ExitFailed)
+}
+
+func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+	cmdline := strings.Join(o.Command, " ")
+	if rep.Failed() {
+		return staticFailed(o, rep, cmdline)
+	}
+	rs, srv, ln, err := startReplay(o, set, rep.Dir, "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.context()
+	defer cancel()
+	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
+	res, err := runChild(ctx, o.IO, o.Command, env)
+	stopReplay(srv)
+	if err != nil {
+		return err
+	}
+	rep.Mode = "replay"
+	rep.Command = cmdline
+	code := res.Code
+	rep.ExitCode = &code
+	rs.Finish(rep)
+	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.IO.ErrOut, res.Line)
+	if rep.Failed() {
+		return silentFail(ExitFailed)
+	}
+	if res.Code != 0 {
+		return silentFail(res.Code)
+	}
+	return nil
+}
+
+func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+	if rep.Failed() {
+		return staticFailed(o, rep, "the replay server")
+	}
+	addr := o.Listen
+	if addr == "" {
+		addr = serve.DefaultListen
+	}
+	ctx, cancel := o.context()
+	defer cancel()
+	rs, srv, ln, err := startReplay(o, set, rep.Dir, addr)
+	if err != nil {
+		return err
+	}
+	for _, line := range serve.Exports(ln.Addr().String()) {
+		fmt.Fprintln(o.IO.Out, line)
+	}
+	for _, kv := range keyEnv(o.IO) {
+		fmt.Fprintln(o.IO.Out, "export "+kv)
+	}
+	fmt.Fprintf(o.IO.ErrOut, "traceforge: replaying %d snapshot(s) on http://%s; stop with Ctrl-C for the report\n", len(set.ByKey()), ln.Addr())
+	<-ctx.Done()
+	stopReplay(srv)
+	rep.Mode = "serve"
+	rs.Finish(rep)
+	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return silentFail(ExitFailed)
+	}
+	return nil
+}
+
+// liveSetup is the resolved upstreams and keys of --live.
+type liveSetup struct {
+	openaiUp, anthropicUp   string
+	openaiKey, anthropicKey string
+}
+
+// upstream resolves one upstream: the flag, else TRACEFORGE_<P>_UPSTREAM,
+// else <P>_BASE_URL, else the public API (DESIGN §11).
+func upstream(io *IOStreams, flagValue, flagName, tfEnv, baseEnv, def string) (string, error) {
+	v, from := flagValue, "--"+flagName
+	if v == "" {
+		v, from = io.Getenv(tfEnv), tfEnv
+	}
+	if v == "" {
+		v, from = io.Getenv(baseEnv), baseEnv
+	}
+	if v == "" {
+		v, from = def, ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return "", usageErr("give an http(s) base URL, e.g. "+def, "%s %q is not a valid upstream URL", from, v)
+	}
+	return strings.TrimRight(v, "/"), nil
+}
+
+func resolveLive(o *verifyOptions) (*liveSetup, error) {
+	var s liveSetup
+	var err error
+	if s.openaiUp, err = upstream(o.IO, o.OpenAIUp, "openai-upstream", "TRACEFORGE_OPENAI_UPSTREAM", "OPENAI_BASE_URL", verify.DefaultOpenAIUpstream); err != nil {
+		return nil, err
+	}
+	if s.anthropicUp, err = upstream(o.IO, o.AnthropicUp, "anthropic-upstream", "TRACEFORGE_ANTHROPIC_UPSTREAM", "ANTHROPIC_BASE_URL", verify.DefaultAnthropicUpstream); err != nil {
+		return nil, err
+	}
+	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
+	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
+	return &s, nil
+}
+
+func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.SetResult) error {
+	need := map[string]bool{}
+	for _, rel := range set.Rels {
+		if p, _, ok := snapshot.ValidRelPath(rel); ok {
+			need[p] = true
+		}
+	}
+	if need["openai"] && s.openaiKey == "" {
+		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiUp+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
+	}
+	if need["anthropic"] && s.anthropicKey == "" {
+		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicUp+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+	}
+	rep.Mode = "live"
+	if rep.Failed() {
+		// Never spend upstream calls on a set that fails its checks.
+		if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
+			return err
+		}
+		fmt.Fprintln(o.IO.ErrOut, "traceforge: error: the static checks failed; no live run was made")
+		return silentFail(ExitFailed)
+	}
+	var snaps []*check.Snapshot
+	byKey := set.ByKey()
+	for _, sn := range set.Snapshots {
+		if byKey[sn.Key] == sn {
+			snaps = append(snaps, sn)
+		}
+	}
+	if need["openai"] {
+		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiUp)
+	}
+	if need["anthropic"] {
+		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicUp)
+	}
+	rep.LiveRuns = o.Runs
+	ctx, cancel := o.context()
+	defer cancel()
+	lo := verify.LiveOptions{
+		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
+		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
+		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
+	}
+	var bar *progress
+	if o.IO.IsTerminal && len(snaps) > 0 {
+		bar = newProgress(o.IO.ErrOut, len(snaps)*o.Runs)
+		lo.Progress = bar.set
+	}
+	rep.Live = verify.Live(ctx, lo)
+	if bar != nil {
+		bar.finish()
 	}
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
@@ -106,7 +449,7 @@ func verifyRun(o *verifyOptions) error {
 }
 
 // canMigrate reports whether snapshot migrate knows a path from version.
-var canMigrate = func(version string) bool { return version == "0.9.0" }
+var canMigrate = migratable
 
 // writeReport renders rep to --output (atomically) or standard output.
 func writeReport(io *IOStreams, rep *verify.Report, format, output string) error {
@@ -130,4 +473,34 @@ func writeReport(io *IOStreams, rep *verify.Report, format, output string) error
 func writeFileAtomic(path string, data []byte) error {
 	st := &snapshot.Store{Dir: filepath.Dir(path)}
 	return st.WriteAtomic(filepath.Base(path), data)
+}
+
+// progress is the --live progress bar, drawn on ErrOut when it is a terminal.
+type progress struct {
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{bar: progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("live runs"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) set(done, _ int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Finish()
 }

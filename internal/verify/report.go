@@ -19,10 +19,13 @@ import (
 var Formats = []string{"text", "json", "junit", "github"}
 
 // Miss is a replay request that matched no snapshot (drift).
+// Key is empty for a call that could not be keyed (Reason says why).
 type Miss struct {
 	Provider string `json:"provider"`
-	Endpoint string `json:"endpoint"`
-	Key      string `json:"key"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Path     string `json:"path,omitempty"` // the path the application called
+	Key      string `json:"key,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	Source   string `json:"source,omitempty"`
 	Closest  string `json:"closest,omitempty"` // display path of the closest snapshot
 	Diff     string `json:"diff,omitempty"`    // unified diff closest → request
@@ -38,6 +41,7 @@ type LiveResult struct {
 	Drift       bool     `json:"drift"`
 	Nondet      bool     `json:"nondeterministic"`
 	ByPolicy    bool     `json:"nondeterministic_by_policy,omitempty"`
+	Changes     []string `json:"changes,omitempty"` // provider.Diff of the first differing run
 	Diff        string   `json:"diff,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
 	Errors      []string `json:"errors,omitempty"`
@@ -59,13 +63,23 @@ type Report struct {
 	Command   string         `json:"command,omitempty"`
 	ExitCode  *int           `json:"command_exit_code,omitempty"`
 	Exception []string       `json:"exceptions,omitempty"`
+	// Synthesized lists snapshots answered with a synthesized body.
+	Synthesized []string `json:"synthesized,omitempty"`
+	// Shard is the --shard K/N verified ("" = the whole set).
+	Shard string `json:"shard,omitempty"`
+	// Upstreams lists the live upstreams ("openai: URL").
+	Upstreams []string `json:"upstreams,omitempty"`
+	// LiveRuns is --runs of a live verification.
+	LiveRuns int `json:"live_runs,omitempty"`
+	// ReplayErrors are snapshots whose recorded response could not be sent.
+	ReplayErrors []string `json:"replay_errors,omitempty"`
 	// FailOnUnused turns unused snapshots into failures.
 	FailOnUnused bool `json:"-"`
 }
 
 // Failed reports whether the run must fail (exit 1).
 func (r *Report) Failed() bool {
-	if r.Findings.Errors() > 0 || len(r.Misses) > 0 {
+	if r.Findings.Errors() > 0 || len(r.Misses) > 0 || len(r.ReplayErrors) > 0 {
 		return true
 	}
 	if r.FailOnUnused && len(r.Unused) > 0 {
@@ -148,7 +162,16 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintln(w)
 	}
 	for _, m := range r.Misses {
-		fmt.Fprintf(w, "%s %s\n", st.red("✗"), st.bold(fmt.Sprintf("unmatched %s request %s (key %s)", m.Provider, m.Endpoint, m.Key[:12])))
+		fmt.Fprintf(w, "%s %s\n", st.red("✗"), st.bold(m.title()))
+		if m.Key == "" {
+			fmt.Fprintf(w, "  %s\n", red(m.Reason))
+			if m.Count > 1 {
+				fmt.Fprintf(w, "  requested %d times\n", m.Count)
+			}
+			fmt.Fprintf(w, "  %s the replay server answers only recorded chat completions, completions and messages calls\n\n", st.dim("fix:"))
+			continue
+		}
+		fmt.Fprintf(w, "  key %s\n", m.Key)
 		if m.Source != "" {
 			fmt.Fprintf(w, "  from %s\n", red(m.Source))
 		}
@@ -161,7 +184,7 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		} else {
 			fmt.Fprintln(w, "  no snapshot of this provider to compare with")
 		}
-		fmt.Fprintf(w, "  %s record it: traceforge record -- <your command>, or traceforge record --only-missing -- <your command>\n\n", st.dim("fix:"))
+		fmt.Fprintf(w, "  %s if the change is intended, record it: traceforge record --only-missing -- <your command>, and commit the snapshot folder\n\n", st.dim("fix:"))
 	}
 	for _, l := range r.Live {
 		if !l.Failed && len(l.Notes) == 0 && !l.ByPolicy {
@@ -174,6 +197,9 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintf(w, "%s %s\n", mark, st.bold(l.File))
 		if l.Message != "" {
 			fmt.Fprintln(w, indentLines(red(l.Message), "  "))
+		}
+		for _, c := range l.Changes {
+			fmt.Fprintf(w, "  %s\n", red(c))
 		}
 		for _, e := range l.Errors {
 			fmt.Fprintf(w, "  upstream error: %s\n", red(e))
@@ -197,8 +223,21 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, e := range r.ReplayErrors {
+		fmt.Fprintf(w, "%s replay error: %s\n", st.red("✗"), red(e))
+	}
+	if len(r.Synthesized) > 0 {
+		fmt.Fprintf(w, "note: %d snapshot(s) have no stored body; their replies were synthesized from the normalized fields:\n", len(r.Synthesized))
+		for _, s := range r.Synthesized {
+			fmt.Fprintf(w, "  %s (synthesized)\n", s)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, e := range r.Exception {
 		fmt.Fprintf(w, "policy: %s\n", red(e))
+	}
+	if r.Mode == "live" {
+		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "))
 	}
 	fmt.Fprintln(w, r.summary(st))
 	return nil
@@ -219,6 +258,9 @@ func (r *Report) summary(st style) string {
 	if len(r.Misses) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unmatched request(s)", len(r.Misses)))
 	}
+	if len(r.ReplayErrors) > 0 {
+		parts = append(parts, fmt.Sprintf("%d replay error(s)", len(r.ReplayErrors)))
+	}
 	if r.FailOnUnused && len(r.Unused) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unused snapshot(s)", len(r.Unused)))
 	}
@@ -232,16 +274,30 @@ func (r *Report) summary(st style) string {
 		parts = append(parts, fmt.Sprintf("%d snapshot(s) failed live", nlive))
 	}
 	what := fmt.Sprintf("%d snapshot(s) checked", len(r.Checked))
+	if r.Shard != "" {
+		what += " in shard " + r.Shard
+	}
 	if r.Mode == "replay" || r.Mode == "serve" {
 		what += fmt.Sprintf(", %d request(s) replayed", r.Served)
 	}
 	if len(r.Live) > 0 {
 		what += fmt.Sprintf(", %d re-run live", len(r.Live))
 	}
+	if len(r.Synthesized) > 0 {
+		what += fmt.Sprintf(", %d synthesized", len(r.Synthesized))
+	}
 	if len(parts) > 0 {
 		return st.red("FAIL") + " " + strings.Join(parts, ", ") + " (" + what + ")"
 	}
 	return st.green("ok") + "   " + what
+}
+
+// title names a miss in one line.
+func (m Miss) title() string {
+	if m.Key == "" {
+		return fmt.Sprintf("unsupported %s call %s", m.Provider, m.Path)
+	}
+	return fmt.Sprintf("unmatched %s request %s (id %s)", m.Provider, m.Endpoint, m.Key[:12])
 }
 
 func colourDiff(st style, d string) string {
@@ -286,7 +342,13 @@ func (r *Report) writeJSON(w io.Writer) error {
 	}
 	misses := append([]Miss(nil), r.Misses...)
 	for i := range misses {
-		misses[i].Diff = red(misses[i].Diff)
+		misses[i].Diff, misses[i].Reason = red(misses[i].Diff), red(misses[i].Reason)
+	}
+	live := append([]LiveResult(nil), r.Live...)
+	for i := range live {
+		l := &live[i]
+		l.Message, l.Diff = red(l.Message), red(l.Diff)
+		l.Changes, l.Errors, l.Notes = redAll(l.Changes), redAll(l.Errors), redAll(l.Notes)
 	}
 	out := struct {
 		OK        bool          `json:"ok"`
@@ -297,11 +359,18 @@ func (r *Report) writeJSON(w io.Writer) error {
 		Unmatched []Miss        `json:"unmatched"`
 		Unused    []string      `json:"unused"`
 		Served    int           `json:"replayed"`
+		Synth     []string      `json:"synthesized,omitempty"`
+		ReplayErr []string      `json:"replay_errors,omitempty"`
+		Shard     string        `json:"shard,omitempty"`
+		Upstreams []string      `json:"upstreams,omitempty"`
+		Runs      int           `json:"live_runs,omitempty"`
 		Live      []LiveResult  `json:"live,omitempty"`
 		Command   string        `json:"command,omitempty"`
 		ExitCode  *int          `json:"command_exit_code,omitempty"`
 		Policy    []string      `json:"exceptions,omitempty"`
-	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, misses, r.Unused, r.Served, r.Live, r.Command, r.ExitCode, r.Exception}
+		Summary   string        `json:"summary"`
+	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, misses, r.Unused, r.Served, r.Synthesized, redAll(r.ReplayErrors),
+		r.Shard, r.Upstreams, r.LiveRuns, live, r.Command, r.ExitCode, redAll(r.Exception), r.summary(style{})}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
 	}
@@ -348,18 +417,34 @@ type junitSuites struct {
 }
 
 // junitCases builds one test case per snapshot file (and per other file with
-// findings), one per unmatched request and one per live result.
+// findings) carrying its static findings, its live result and, with
+// --fail-on-unused, its unused failure; then one test case per unmatched
+// request and per replay error.
 func (r *Report) junitCases() []junitCase {
 	byFile := map[string][]check.Finding{}
 	for _, f := range r.Findings {
 		byFile[f.File] = append(byFile[f.File], f)
 	}
+	live := map[string]LiveResult{}
+	unused := map[string]bool{}
 	names := map[string]bool{}
 	for _, c := range r.Checked {
 		names[c] = true
 	}
 	for f := range byFile {
 		names[f] = true
+	}
+	for _, l := range r.Live {
+		live[l.File] = l
+		names[l.File] = true
+	}
+	for _, u := range r.Unused {
+		unused[u] = true
+		names[u] = true
+	}
+	synth := map[string]bool{}
+	for _, s := range r.Synthesized {
+		synth[s] = true
 	}
 	var files []string
 	for f := range names {
@@ -387,28 +472,102 @@ func (r *Report) junitCases() []junitCase {
 			}
 			c.Failures = append(c.Failures, junitFailure{Message: red(fd.Message), Type: fd.Rule, Text: red(text)})
 		}
+		if l, ok := live[f]; ok {
+			if l.Failed {
+				c.Failures = append(c.Failures, junitFailure{Message: red(liveHeadline(l)), Type: liveType(l), Text: red(liveText(l))})
+			} else {
+				notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
+				for _, e := range l.Errors {
+					notes = append(notes, red("live upstream error: "+e))
+				}
+			}
+			notes = append(notes, redAll(l.Notes)...)
+		}
+		if unused[f] {
+			if r.FailOnUnused {
+				c.Failures = append(c.Failures, junitFailure{Message: "snapshot was never requested", Type: "unused", Text: f + " was never requested during replay (--fail-on-unused)"})
+			} else {
+				notes = append(notes, "never requested during replay")
+			}
+		}
+		if synth[f] {
+			notes = append(notes, "reply synthesized (the snapshot has no stored body)")
+		}
 		c.SystemOut = strings.Join(notes, "\n")
 		cases = append(cases, c)
 	}
 	for _, m := range r.Misses {
-		cases = append(cases, junitCase{Name: fmt.Sprintf("unmatched %s %s %s", m.Provider, m.Endpoint, m.Key[:12]), Classname: "traceforge.replay",
-			Failures: []junitFailure{{Message: "request matches no snapshot (drift)", Type: "drift", Text: red("closest: " + m.Closest + "\n" + m.Diff)}}})
-	}
-	if r.FailOnUnused {
-		for _, u := range r.Unused {
-			cases = append(cases, junitCase{Name: "unused " + u, Classname: "traceforge.replay", File: u,
-				Failures: []junitFailure{{Message: "snapshot was never requested", Type: "unused", Text: u}}})
+		text := m.Reason
+		if m.Key != "" {
+			text = "key " + m.Key
+			if m.Source != "" {
+				text += "\nfrom " + m.Source
+			}
+			if m.Closest != "" {
+				text += "\nclosest snapshot: " + m.Closest + "\n" + m.Diff
+			}
 		}
-	}
-	for _, l := range r.Live {
-		c := junitCase{Name: "live " + l.File, Classname: "traceforge.live", File: l.File}
-		if l.Failed {
-			c.Failures = []junitFailure{{Message: red(firstLine(l.Message)), Type: "live", Text: red(l.Message + "\n" + l.Diff)}}
+		msg := "request matches no snapshot (drift)"
+		if m.Key == "" {
+			msg = "call cannot be replayed"
 		}
-		c.SystemOut = red(strings.Join(l.Notes, "\n"))
-		cases = append(cases, c)
+		cases = append(cases, junitCase{Name: m.title(), Classname: "traceforge.replay", File: m.Closest,
+			Failures: []junitFailure{{Message: msg, Type: "drift", Text: red(text)}}})
+	}
+	for _, e := range r.ReplayErrors {
+		cases = append(cases, junitCase{Name: "replay error", Classname: "traceforge.replay",
+			Failures: []junitFailure{{Message: red(e), Type: "replay", Text: red(e)}}})
 	}
 	return cases
+}
+
+func redAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = red(s)
+	}
+	return out
+}
+
+func liveType(l LiveResult) string {
+	switch {
+	case l.Nondet:
+		return "nondeterminism"
+	case l.Drift:
+		return "drift"
+	}
+	return "live"
+}
+
+// liveHeadline is the one-line form of a failed live result.
+func liveHeadline(l LiveResult) string {
+	switch {
+	case l.Nondet:
+		return fmt.Sprintf("Non-deterministic behavior detected: %d/%d runs produced different outputs", l.Different, l.Succeeded)
+	case l.Drift:
+		return fmt.Sprintf("Drift: %d/%d live runs differ from the recording", l.Different, l.Succeeded)
+	}
+	return strings.TrimPrefix(firstLine(l.Message), "❌ ")
+}
+
+// liveText is the full text of a live result: message, changes, upstream
+// errors, diff and notes.
+func liveText(l LiveResult) string {
+	var b strings.Builder
+	b.WriteString(l.Message)
+	for _, c := range l.Changes {
+		b.WriteString("\n" + c)
+	}
+	for _, e := range l.Errors {
+		b.WriteString("\nupstream error: " + e)
+	}
+	if l.Diff != "" {
+		b.WriteString("\n" + strings.TrimRight(l.Diff, "\n"))
+	}
+	for _, n := range l.Notes {
+		b.WriteString("\nnote: " + n)
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {
@@ -480,7 +639,14 @@ func (r *Report) writeGitHub(w io.Writer) error {
 		if file != "" {
 			props = "file=" + ghProp(file) + "," + props
 		}
-		fmt.Fprintf(w, "::error %s::%s\n", props, ghData(red(fmt.Sprintf("unmatched %s request %s (key %s)\n%s", m.Provider, m.Endpoint, m.Key[:12], m.Diff))))
+		text := m.title() + "\n" + m.Reason
+		if m.Key != "" {
+			text = m.title() + "\nkey " + m.Key + "\n" + m.Diff
+		}
+		fmt.Fprintf(w, "::error %s::%s\n", props, ghData(red(text)))
+	}
+	for _, e := range r.ReplayErrors {
+		fmt.Fprintf(w, "::error title=%s::%s\n", ghProp("traceforge replay"), ghData(red(e)))
 	}
 	if r.FailOnUnused {
 		for _, u := range r.Unused {
@@ -489,7 +655,9 @@ func (r *Report) writeGitHub(w io.Writer) error {
 	}
 	for _, l := range r.Live {
 		if l.Failed {
-			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(red(l.Message+"\n"+l.Diff)))
+			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge "+liveType(l)), ghData(red(liveText(l))))
+		} else if l.ByPolicy {
+			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(red(strings.Join(l.Notes, "\n"))))
 		}
 	}
 	fmt.Fprintln(w, r.summary(style{}))

@@ -1,0 +1,76 @@
+package verify
+
+import (
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// keyDocument is what a drift diff compares: the key object (provider,
+// endpoint, request with the key-only normalization, headers), so the diff
+// shows exactly what made the keys differ and nothing the key ignores
+// (stream flags, provider-generated tool-call ids).
+func keyDocument(provider string, request, headers map[string]any) string {
+	b, err := snapshot.MarshalPretty(snapshot.KeyObject(provider, request, headers))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// messagesText is the part of a request the last closeness tier compares.
+func messagesText(request map[string]any) string {
+	v, ok := request["messages"]
+	if !ok {
+		v = request["prompt"]
+	}
+	obj := map[string]any{"messages": v}
+	if s, ok := request["system"]; ok {
+		obj["system"] = s
+	}
+	b, err := snapshot.MarshalPretty(obj)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Closest returns the snapshot of the same provider closest to req: one
+// from the same source first, then one with the same model and endpoint,
+// then the one whose messages are most similar; ties go to the first by
+// file name. src may be nil (the request carried no X-Traceforge-Source).
+// nil when the set has no snapshot of req's provider.
+func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot) *check.Snapshot {
+	model, _ := req.Body["model"].(string)
+	endpoint := snapshot.Endpoint(string(req.Provider), req.Body)
+	msgs := messagesText(req.Body)
+	var best *check.Snapshot
+	bestTier, bestSim := -1, -1.0
+	for _, s := range snaps {
+		if s.Provider != string(req.Provider) || s.Record == nil {
+			continue
+		}
+		tier := 0
+		if src != nil && s.Record.Source == *src {
+			tier += 2
+		}
+		if m, _ := s.Record.Request["model"].(string); m == model && snapshot.Endpoint(s.Provider, s.Record.Request) == endpoint {
+			tier++
+		}
+		if tier < bestTier {
+			continue
+		}
+		sim := similarity(messagesText(s.Record.Request), msgs)
+		if tier > bestTier || sim > bestSim {
+			best, bestTier, bestSim = s, tier, sim
+		}
+	}
+	return best
+}
+
+// DriftDiff is the unified diff from snapshot s to the request req.
+func DriftDiff(display string, s *check.Snapshot, req *replay.Request) string {
+	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
+	b := keyDocument(string(req.Provider), req.Body, req.Headers)
+	return UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
+}

@@ -1,0 +1,303 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/snapshottest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// call is one application call of the test table.
+type call struct {
+	name     string
+	provider provider.Name
+	path     string
+	body     map[string]any
+	headers  map[string]string
+}
+
+func (c call) stream() bool { s, _ := c.body["stream"].(bool); return s }
+
+func (c call) endpoint() provider.Endpoint {
+	_, e, _ := provider.Classify("POST", c.path)
+	return e
+}
+
+func (c call) source(i int) snapshot.Source {
+	return snapshot.Source{File: "app/main.go", Line: 10 + i, Function: strings.ReplaceAll(c.name, "-", "_")}
+}
+
+func (c call) sourceHeader(i int) string { return c.source(i).String() }
+
+var weatherTool = map[string]any{"type": "function", "function": map[string]any{
+	"name": "get_weather", "description": "Current weather of a city",
+	"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []any{"city"}},
+}}
+
+var anthropicWeatherTool = map[string]any{"name": "get_weather", "description": "Current weather of a city",
+	"input_schema": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []any{"city"}}}
+
+func openaiChat(prompt string, extra map[string]any) map[string]any {
+	m := map[string]any{
+		"model": "gpt-4o-mini",
+		"messages": []any{
+			map[string]any{"role": "system", "content": "You are terse."},
+			map[string]any{"role": "user", "content": prompt},
+		},
+		"temperature": 0, "seed": 7, "max_tokens": 50,
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func anthropicMsg(prompt string, extra map[string]any) map[string]any {
+	m := map[string]any{
+		"model": "claude-sonnet-4-5", "max_tokens": 64, "temperature": 0,
+		"system":   "Answer briefly.",
+		"messages": []any{map[string]any{"role": "user", "content": prompt}},
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+var anthropicHeaders = map[string]string{"anthropic-version": "2023-06-01"}
+
+// table is every kind of call replay must reproduce.
+func table() []call {
+	stream := map[string]any{"stream": true}
+	streamUsage := map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}
+	return []call{
+		{"openai-plain", provider.OpenAI, "/v1/chat/completions", openaiChat("Summarize: traceforge records LLM calls", nil), nil},
+		{"openai-stream", provider.OpenAI, "/v1/chat/completions", openaiChat("Stream a summary of snapshot testing", streamUsage), nil},
+		{"openai-stream-no-usage", provider.OpenAI, "/v1/chat/completions", openaiChat("Stream without usage please", stream), nil},
+		{"openai-tools", provider.OpenAI, "/v1/chat/completions", openaiChat("What is the weather in Paris?", map[string]any{"tools": []any{weatherTool}}), nil},
+		{"openai-tools-stream", provider.OpenAI, "/v1/chat/completions", openaiChat("What is the weather in Berlin?", map[string]any{"tools": []any{weatherTool}, "stream": true, "stream_options": map[string]any{"include_usage": true}}), nil},
+		{"openai-completions", provider.OpenAI, "/v1/completions", map[string]any{"model": "gpt-3.5-turbo-instruct", "prompt": "Say hello to the tests", "temperature": 0, "seed": 1, "max_tokens": 20}, nil},
+		{"anthropic-plain", provider.Anthropic, "/v1/messages", anthropicMsg("Why snapshot LLM calls?", nil), anthropicHeaders},
+		{"anthropic-stream", provider.Anthropic, "/v1/messages", anthropicMsg("Stream why replay matters", stream), anthropicHeaders},
+		{"anthropic-tools", provider.Anthropic, "/v1/messages", anthropicMsg("What is the weather in Rome?", map[string]any{"tools": []any{anthropicWeatherTool}}), anthropicHeaders},
+		{"anthropic-tools-stream", provider.Anthropic, "/v1/messages", anthropicMsg("What is the weather in Oslo?", map[string]any{"tools": []any{anthropicWeatherTool}, "stream": true}), anthropicHeaders},
+	}
+}
+
+func marshalJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// send posts body to base+path with the call's headers plus extra.
+func send(t testing.TB, base string, c call, body map[string]any, extra map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+c.path, bytes.NewReader(marshalJSON(t, body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.provider == provider.Anthropic {
+		req.Header.Set("x-api-key", "sk-ant-test")
+	} else {
+		req.Header.Set("Authorization", "Bearer sk-test")
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// answer turns an answer into the provider's non-streamed body, assembling
+// a stream with provider.NewAssembler.
+func answer(t testing.TB, c call, data []byte) map[string]any {
+	t.Helper()
+	if c.stream() {
+		a := provider.NewAssembler(c.provider, c.endpoint())
+		if _, err := a.Write(data); err != nil {
+			t.Fatalf("%s: assemble: %v", c.name, err)
+		}
+		body, err := a.Done()
+		if err != nil {
+			t.Fatalf("%s: assemble: %v\n%s", c.name, err, data)
+		}
+		return body
+	}
+	body, err := provider.Decode(data)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", c.name, err, data)
+	}
+	return body
+}
+
+// appView is what an application sees of an answer: the one equality's
+// fields, or for a stream without usage its content, finish reason and tools.
+func appView(t testing.TB, c call, body map[string]any) provider.Fields {
+	t.Helper()
+	f, err := provider.Extract(c.provider, c.endpoint(), body)
+	if err == nil {
+		return f
+	}
+	if !strings.Contains(err.Error(), provider.ErrNoUsage.Error()) {
+		t.Fatalf("%s: extract: %v", c.name, err)
+	}
+	cp := map[string]any{}
+	for k, v := range body {
+		cp[k] = v
+	}
+	cp["usage"] = map[string]any{"total_tokens": json.Number("0"), "input_tokens": json.Number("0")}
+	f, err = provider.Extract(c.provider, c.endpoint(), cp)
+	if err != nil {
+		t.Fatalf("%s: extract: %v", c.name, err)
+	}
+	f.Usage = nil
+	return f
+}
+
+// recorded is the outcome of recording the table through the fake upstream.
+type recorded struct {
+	dir      string            // the snapshot folder
+	upstream []provider.Fields // what the application saw from the upstream, per call
+}
+
+// recordTable sends every call to the upstream (asking OpenAI streams for
+// usage, as the record proxy does) and writes one snapshot per call. The
+// application-visible answers are returned per call.
+func recordTable(t testing.TB, up *fakeupstream.Server, calls []call) recorded {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	rec := recorded{dir: dir}
+	var items []snapshottest.Item
+	for i, c := range calls {
+		sendBody := c.body
+		askedUsage := false
+		if so, ok := c.body["stream_options"].(map[string]any); ok {
+			askedUsage, _ = so["include_usage"].(bool)
+		}
+		if c.provider == provider.OpenAI && c.stream() && !askedUsage {
+			sendBody = map[string]any{}
+			for k, v := range c.body {
+				sendBody[k] = v
+			}
+			sendBody["stream_options"] = map[string]any{"include_usage": true}
+		}
+		resp, data := send(t, up.URL, c, sendBody, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: upstream %d: %s", c.name, resp.StatusCode, data)
+		}
+		body := answer(t, c, data)
+		f, err := provider.Extract(c.provider, c.endpoint(), body)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		view := f
+		if c.stream() && c.provider == provider.OpenAI && !askedUsage {
+			view.TokensUsed, view.Usage = 0, nil
+		}
+		rec.upstream = append(rec.upstream, view)
+		req, err := provider.Decode(marshalJSON(t, c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hdr map[string]any
+		for k, v := range c.headers {
+			if hdr == nil {
+				hdr = map[string]any{}
+			}
+			hdr[k] = v
+		}
+		items = append(items, snapshottest.Item{
+			Provider: string(c.provider), Request: req, Headers: hdr, Source: c.source(i), Time: snapshottest.BaseTime,
+			Response: snapshot.Response{Content: f.Content, TokensUsed: f.TokensUsed, LatencyMS: 12, FinishReason: f.FinishReason,
+				ToolCalls: f.ToolCalls, Usage: f.Usage, Model: f.Model, Stream: c.stream(), Body: body},
+		})
+	}
+	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// loadSet runs the static checks and fails the test on any finding.
+func loadSet(t testing.TB, dir string, cfg *check.Config) (*Report, *check.SetResult) {
+	t.Helper()
+	rep, set, err := Static(StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() {
+		var b bytes.Buffer
+		_ = rep.Write(&b, "text", false)
+		t.Fatalf("static checks failed:\n%s", b.String())
+	}
+	return rep, set
+}
+
+func startUpstream(t testing.TB, o fakeupstream.Options) *fakeupstream.Server {
+	t.Helper()
+	up, err := fakeupstream.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(up.Close)
+	return up
+}
+
+var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
+// golden compares got with testdata/<name>, rewriting it with -update.
+// Loopback ports are normalized.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	got = portRE.ReplaceAllString(got, "127.0.0.1:PORT")
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (run go test -update if intended):\n%s", name, UnifiedDiff("want "+path, "got", string(want), got))
+	}
+}
+
+var _ = replay.HeaderSnapshotID

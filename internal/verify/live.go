@@ -1,0 +1,416 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// Default upstreams (DESIGN §6).
+const (
+	DefaultOpenAIUpstream    = "https://api.openai.com/v1"
+	DefaultAnthropicUpstream = "https://api.anthropic.com"
+)
+
+// DefaultAnthropicVersion is sent to Anthropic when a snapshot stores no
+// anthropic-version header (the API requires one). It is not part of the
+// key of such a snapshot, so sending it changes nothing traceforge compares.
+const DefaultAnthropicVersion = "2023-06-01"
+
+// maxLiveBody caps a live answer (the snapshot file cap).
+const maxLiveBody = 64 << 20
+
+// LiveOptions configure verify --live.
+type LiveOptions struct {
+	Snapshots []*check.Snapshot // the valid snapshots to re-run
+	Display   string            // snapshot folder as named in reports
+	Runs      int               // runs per snapshot (≥ 1)
+	// Concurrency bounds the requests in flight across all snapshots (≥ 1).
+	Concurrency int
+	// Upstream base URLs: OpenAI's includes /v1, Anthropic's does not (as
+	// the SDKs' OPENAI_BASE_URL and ANTHROPIC_BASE_URL).
+	OpenAIUpstream, AnthropicUpstream string
+	OpenAIKey, AnthropicKey           string
+	// Client sends the requests (nil: a client with a 10-minute timeout).
+	Client *http.Client
+	// Progress, when set, is called after each finished run.
+	Progress func(done, total int)
+}
+
+// liveRun is the outcome of one request.
+type liveRun struct {
+	fields provider.Fields
+	body   map[string]any
+	err    string
+}
+
+// Live re-sends every snapshot's request Runs times and compares each
+// answer with the recording using the one equality (provider.Equal). Streamed
+// recordings are re-sent non-streamed: the key ignores stream and
+// stream_options, and a stream assembles to the same non-streamed body.
+// Results are in snapshot order.
+func Live(ctx context.Context, o LiveOptions) []LiveResult {
+	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
+	client := o.Client
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Minute}
+	}
+	outcomes := make([][]liveRun, len(o.Snapshots))
+	for i := range outcomes {
+		outcomes[i] = make([]liveRun, runs)
+	}
+	type job struct{ snap, run int }
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done, total := 0, len(o.Snapshots)*runs
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				outcomes[j.snap][j.run] = sendLive(ctx, client, o, o.Snapshots[j.snap])
+				mu.Lock()
+				done++
+				d := done
+				if o.Progress != nil {
+					o.Progress(d, total)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	// Runs of one snapshot are interleaved with the others' so that a slow
+	// or rate-limited snapshot does not serialize its own runs.
+feed:
+	for r := 0; r < runs; r++ {
+		for i := range o.Snapshots {
+			select {
+			case jobs <- job{i, r}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	results := make([]LiveResult, len(o.Snapshots))
+	for i, s := range o.Snapshots {
+		results[i] = judge(o.Display, s, outcomes[i], ctx.Err())
+	}
+	return results
+}
+
+// liveURL joins an upstream base URL and an endpoint the way the SDKs do.
+func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
+	if p == provider.Anthropic {
+		return strings.TrimRight(o.AnthropicUpstream, "/") + string(e)
+	}
+	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
+}
+
+// liveBody is the stored request without the transport-only stream fields.
+func liveBody(request map[string]any) ([]byte, error) {
+	m := make(map[string]any, len(request))
+	for k, v := range request {
+		if k != "stream" && k != "stream_options" {
+			m[k] = v
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.Snapshot) liveRun {
+	if ctx.Err() != nil {
+		return liveRun{err: "interrupted"}
+	}
+	p, e := provider.Name(s.Provider), replay.Endpoint(s)
+	body, err := liveBody(s.Record.Request)
+	if err != nil {
+		return liveRun{err: "encode request: " + err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, liveURL(o, p, e), bytes.NewReader(body))
+	if err != nil {
+		return liveRun{err: err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "traceforge-verify-live")
+	for k, v := range s.Record.RequestHeaders {
+		if sv, ok := v.(string); ok {
+			req.Header.Set(k, sv)
+		}
+	}
+	if p == provider.Anthropic {
+		req.Header.Set("x-api-key", o.AnthropicKey)
+		if req.Header.Get("anthropic-version") == "" {
+			req.Header.Set("anthropic-version", DefaultAnthropicVersion)
+		}
+	} else {
+		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return liveRun{err: "interrupted"}
+		}
+		return liveRun{err: scrubURLError(err)}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxLiveBody+1))
+	if err != nil {
+		return liveRun{err: fmt.Sprintf("HTTP %d: reading the answer: %v", resp.StatusCode, err)}
+	}
+	if len(data) > maxLiveBody {
+		return liveRun{err: fmt.Sprintf("HTTP %d: answer larger than %d bytes", resp.StatusCode, maxLiveBody)}
+	}
+	if resp.StatusCode/100 != 2 {
+		return liveRun{err: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(data))}
+	}
+	m, err := provider.Decode(data)
+	if err != nil {
+		return liveRun{err: fmt.Sprintf("HTTP %d: the answer is not a JSON object: %v", resp.StatusCode, err)}
+	}
+	f, err := provider.Extract(p, e, m)
+	if err != nil {
+		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
+	}
+	return liveRun{fields: f, body: m}
+}
+
+// scrubURLError drops the URL from a transport error's text when it is a
+// *url.Error; the upstream is named once in the report instead.
+func scrubURLError(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}
+
+// errorMessage extracts a provider error's message from a body.
+func errorMessage(data []byte) string {
+	var v struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &v) == nil && v.Error.Message != "" {
+		return v.Error.Message
+	}
+	s := strings.TrimSpace(string(data))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	if s == "" {
+		s = "(empty body)"
+	}
+	return s
+}
+
+// project keeps only the live_compare fields of an exception. tool_names
+// reduces tool calls to their names.
+func project(f provider.Fields, compare []string) provider.Fields {
+	var out provider.Fields
+	for _, c := range compare {
+		switch c {
+		case "content":
+			out.Content = f.Content
+		case "finish_reason":
+			out.FinishReason = f.FinishReason
+		case "tokens_used":
+			out.TokensUsed = f.TokensUsed
+		case "model":
+			out.Model = f.Model
+		case "tool_calls":
+			out.ToolCalls = f.ToolCalls
+		case "tool_names":
+			if out.ToolCalls == nil {
+				for _, tc := range f.ToolCalls {
+					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": toolName(tc), "arguments": ""}})
+				}
+			}
+		}
+	}
+	return out
+}
+
+func toolName(tc any) string {
+	m, _ := tc.(map[string]any)
+	for _, k := range []string{"function", "custom"} {
+		if fn, ok := m[k].(map[string]any); ok {
+			n, _ := fn["name"].(string)
+			return n
+		}
+	}
+	n, _ := m["name"].(string)
+	return n
+}
+
+// fieldsDocument renders the compared fields for a unified diff.
+func fieldsDocument(f provider.Fields) string {
+	doc := map[string]any{
+		"finish_reason": f.FinishReason,
+		"tokens_used":   f.TokensUsed,
+		"model":         f.Model,
+	}
+	if len(f.ToolCalls) > 0 {
+		var calls []any
+		for _, tc := range f.ToolCalls {
+			calls = append(calls, stripIDs(tc))
+		}
+		doc["tool_calls"] = calls
+	}
+	b, err := snapshot.MarshalPretty(doc)
+	if err != nil {
+		return fmt.Sprintf("%+v\n", f)
+	}
+	// Content on its own lines makes the diff of long answers readable.
+	return string(b) + "content:\n" + f.Content + "\n"
+}
+
+// stripIDs removes the provider-generated id of a tool call (the one
+// equality ignores it).
+func stripIDs(tc any) any {
+	m, ok := tc.(map[string]any)
+	if !ok {
+		return tc
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "id" {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// nondetMessage is the specification's three lines.
+func nondetMessage(k, n int) string {
+	return fmt.Sprintf("❌ Non-deterministic behavior detected\n   %d/%d runs produced different outputs\n   → CI fails", k, n)
+}
+
+func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) LiveResult {
+	res := LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
+	recorded := replay.Fields(s)
+	recBody := s.Record.Response.Body
+	res.Synthesized = recBody == nil
+	compare := func(f provider.Fields) provider.Fields { return f }
+	if s.Exception != nil {
+		res.ByPolicy = true
+		ex := s.Exception
+		compare = func(f provider.Fields) provider.Fields { return project(f, ex.LiveCompare) }
+		cmp := "nothing but success"
+		if len(ex.LiveCompare) > 0 {
+			cmp = strings.Join(ex.LiveCompare, ", ")
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("nondeterministic by policy (model %q matches %q): live runs compare %s", s.Record.Request["model"], ex.Model, cmp))
+	}
+	var ok []liveRun
+	errCount := map[string]int{}
+	var errOrder []string
+	for _, r := range runs {
+		if r.err != "" {
+			if errCount[r.err] == 0 {
+				errOrder = append(errOrder, r.err)
+			}
+			errCount[r.err]++
+			continue
+		}
+		ok = append(ok, r)
+	}
+	for _, e := range errOrder {
+		if errCount[e] > 1 {
+			e = fmt.Sprintf("%s (%d runs)", e, errCount[e])
+		}
+		res.Errors = append(res.Errors, e)
+	}
+	res.Succeeded = len(ok)
+	if len(ok) == 0 {
+		res.Failed = true
+		why := "no live run succeeded"
+		if interrupted != nil {
+			why += " (interrupted)"
+		}
+		res.Message = fmt.Sprintf("❌ %s: %d of %d runs failed upstream; nothing to compare with the recording", why, len(runs), len(runs))
+		return res
+	}
+	want := compare(recorded)
+	var firstDiff *liveRun
+	for i := range ok {
+		if !provider.Equal(want, compare(ok[i].fields)) {
+			res.Different++
+			if firstDiff == nil {
+				firstDiff = &ok[i]
+			}
+		}
+	}
+	allSame := true
+	for i := 1; i < len(ok); i++ {
+		if !provider.Equal(compare(ok[0].fields), compare(ok[i].fields)) {
+			allSame = false
+			break
+		}
+	}
+	if res.Different == 0 {
+		if !res.Synthesized {
+			res.Notes = append(res.Notes, provider.Notes(recBody, ok[0].body)...)
+		}
+		return res
+	}
+	res.Failed = true
+	got := compare(firstDiff.fields)
+	res.Changes = provider.Diff(want, got)
+	res.Diff = UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
+	if allSame {
+		res.Drift = true
+		res.Message = fmt.Sprintf("❌ Drift detected\n   %d/%d runs agree with each other but differ from the recording\n   → CI fails", len(ok), len(ok))
+	} else {
+		res.Nondet = true
+		res.Message = nondetMessage(res.Different, len(ok))
+	}
+	if recorded.Model != firstDiff.fields.Model {
+		res.Notes = append(res.Notes, fmt.Sprintf("likely cause: the served model changed (%q → %q)", recorded.Model, firstDiff.fields.Model))
+	}
+	if !res.Synthesized {
+		res.Notes = append(res.Notes, provider.Notes(recBody, firstDiff.body)...)
+	}
+	sortNotes(res.Notes)
+	return res
+}
+
+// sortNotes puts likely-cause notes (model, system_fingerprint) first,
+// keeping the order otherwise.
+func sortNotes(notes []string) {
+	rank := func(n string) int {
+		switch {
+		case strings.HasPrefix(n, "nondeterministic by policy"):
+			return 0
+		case strings.HasPrefix(n, "likely cause"), strings.Contains(n, "system_fingerprint"):
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(notes, func(i, j int) bool { return rank(notes[i]) < rank(notes[j]) })
+}

@@ -1,0 +1,217 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+)
+
+// TestReplayReproducesUpstream records the table through the fake upstream,
+// stops it, replays the same calls and checks the application sees the same
+// answers (the one equality, streams re-assembled) with zero upstream calls.
+func TestReplayReproducesUpstream(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{})
+	calls := table()
+	rec := recordTable(t, up, calls)
+	recordedCalls := up.Requests()
+	up.Close()
+
+	_, set := loadSet(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(rs.Handler())
+	defer srv.Close()
+
+	for i, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			resp, data := send(t, srv.URL, c, c.body, nil)
+			if resp.StatusCode != 200 {
+				t.Fatalf("replay answered %d: %s", resp.StatusCode, data)
+			}
+			if id := resp.Header.Get(replay.HeaderSnapshotID); len(id) != 12 {
+				t.Errorf("X-Traceforge-Snapshot-Id = %q", id)
+			}
+			wantCT := "application/json"
+			if c.stream() {
+				wantCT = "text/event-stream"
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, wantCT) {
+				t.Errorf("Content-Type = %q, want %s", ct, wantCT)
+			}
+			if c.stream() {
+				switch c.provider {
+				case provider.OpenAI:
+					if !bytes.HasSuffix(data, []byte("data: [DONE]\n\n")) {
+						t.Errorf("OpenAI stream does not end with [DONE]")
+					}
+					_, asked := c.body["stream_options"]
+					if hasUsage := bytes.Contains(data, []byte(`"choices":[],`)); hasUsage != asked {
+						t.Errorf("usage chunk present = %v, include_usage asked = %v", hasUsage, asked)
+					}
+				case provider.Anthropic:
+					if !bytes.Contains(data, []byte("event: message_stop\n")) {
+						t.Errorf("Anthropic stream has no message_stop event")
+					}
+				}
+			}
+			got := appView(t, c, answer(t, c, data))
+			if d := provider.Diff(rec.upstream[i], got); len(d) > 0 {
+				t.Fatalf("replayed answer differs from the upstream's:\n%s", strings.Join(d, "\n"))
+			}
+			if c.name == "openai-tools" || c.name == "anthropic-tools" {
+				if len(got.ToolCalls) == 0 {
+					t.Fatalf("tool call lost in replay")
+				}
+			}
+		})
+	}
+	if n := up.Requests(); n != recordedCalls {
+		t.Fatalf("upstream got %d requests during replay", n-recordedCalls)
+	}
+	rep := &Report{Mode: "replay"}
+	rs.Finish(rep)
+	if len(rep.Misses) != 0 || len(rep.Unused) != 0 || rep.Served != len(calls) || rep.Failed() {
+		t.Fatalf("report: misses %v unused %v served %d", rep.Misses, rep.Unused, rep.Served)
+	}
+}
+
+func TestReplayMissAndUnused(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{})
+	calls := table()[:3]
+	calls = append(calls, table()[6])
+	rec := recordTable(t, up, calls)
+	up.Close()
+	_, set := loadSet(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(rs.Handler())
+	defer srv.Close()
+
+	// A changed prompt from the same place in the code.
+	changed := calls[0]
+	changed.body = openaiChat("Summarize: traceforge records every LLM call", nil)
+	for range 2 {
+		resp, data := send(t, srv.URL, changed, changed.body, map[string]string{"X-Traceforge-Source": calls[0].sourceHeader(0)})
+		if resp.StatusCode != 404 || resp.Header.Get("x-should-retry") != "false" {
+			t.Fatalf("miss answered %d %v", resp.StatusCode, resp.Header)
+		}
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		if err := json.Unmarshal(data, &e); err != nil || !strings.Contains(e.Error.Message, "traceforge record --only-missing") {
+			t.Fatalf("miss body %s (%v)", data, err)
+		}
+	}
+	// An Anthropic miss gets Anthropic's error shape.
+	anth := calls[3]
+	anth.body = anthropicMsg("Something never recorded", nil)
+	resp, data := send(t, srv.URL, anth, anth.body, nil)
+	if resp.StatusCode != 404 || !strings.Contains(string(data), `"type":"error"`) {
+		t.Fatalf("anthropic miss: %d %s", resp.StatusCode, data)
+	}
+	// An endpoint format 1.0.0 does not cover.
+	emb := call{name: "embeddings", provider: provider.OpenAI, path: "/v1/embeddings"}
+	resp, _ = send(t, srv.URL, emb, map[string]any{"model": "text-embedding-3-small", "input": "x"}, nil)
+	if resp.StatusCode != 404 || resp.Header.Get("x-should-retry") != "false" {
+		t.Fatalf("embeddings: %d", resp.StatusCode)
+	}
+	// One hit, so the other two are unused.
+	if resp, _ := send(t, srv.URL, calls[1], calls[1].body, nil); resp.StatusCode != 200 {
+		t.Fatal("hit failed")
+	}
+
+	rep, _ := loadSet(t, rec.dir, nil)
+	rep.Mode = "replay"
+	rs.Finish(rep)
+	if len(rep.Misses) != 3 {
+		t.Fatalf("misses: %+v", rep.Misses)
+	}
+	m := rep.Misses[0]
+	if m.Count != 2 || m.Source != calls[0].sourceHeader(0) || m.Closest == "" {
+		t.Fatalf("miss: %+v", m)
+	}
+	if !strings.Contains(m.Diff, `-        "content": "Summarize: traceforge records LLM calls"`) ||
+		!strings.Contains(m.Diff, `+        "content": "Summarize: traceforge records every LLM call"`) || !strings.HasPrefix(m.Diff, "--- .ai-snapshots/openai/") {
+		t.Fatalf("diff:\n%s", m.Diff)
+	}
+	if rep.Misses[1].Provider != "anthropic" || !strings.HasPrefix(rep.Misses[1].Closest, ".ai-snapshots/anthropic/") {
+		t.Fatalf("anthropic miss: %+v", rep.Misses[1])
+	}
+	if rep.Misses[2].Key != "" || !strings.Contains(rep.Misses[2].Reason, "/v1/embeddings") {
+		t.Fatalf("unsupported call: %+v", rep.Misses[2])
+	}
+	if len(rep.Unused) != 3 {
+		t.Fatalf("unused: %v", rep.Unused)
+	}
+	if !rep.Failed() {
+		t.Fatal("a miss must fail the report")
+	}
+	var text bytes.Buffer
+	if err := rep.Write(&text, "text", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unmatched openai request /v1/chat/completions", "closest snapshot: .ai-snapshots/openai/", "@@ ", "requested 2 times", "3 snapshot(s) were never requested", "FAIL 3 unmatched request(s)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func TestClosestPrefersSourceThenModel(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{})
+	calls := []call{
+		{"a", provider.OpenAI, "/v1/chat/completions", openaiChat("Alpha prompt about cats", nil), nil},
+		{"b", provider.OpenAI, "/v1/chat/completions", openaiChat("Beta prompt about dogs", map[string]any{"model": "gpt-4o"}), nil},
+		{"c", provider.OpenAI, "/v1/chat/completions", openaiChat("Gamma prompt about cats and dogs", nil), nil},
+	}
+	rec := recordTable(t, up, calls)
+	_, set := loadSet(t, rec.dir, nil)
+	rel := func(c call, i int) string {
+		for _, s := range set.Snapshots {
+			if s.Record.Source == c.source(i) {
+				return s.Rel
+			}
+		}
+		t.Fatal("no snapshot")
+		return ""
+	}
+	parse := func(body map[string]any) *replay.Request {
+		r, err := replay.Parse("POST", "/v1/chat/completions", nil, marshalJSON(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Same source wins even with another model.
+	src := calls[1].source(1)
+	if got := Closest(parse(openaiChat("Alpha prompt about cats!", nil)), &src, set.Snapshots); got.Rel != rel(calls[1], 1) {
+		t.Errorf("same source: got %s", got.Rel)
+	}
+	// Without a source, same model and endpoint first, then similar messages.
+	if got := Closest(parse(openaiChat("Gamma prompt about cats and dogs!", nil)), nil, set.Snapshots); got.Rel != rel(calls[2], 2) {
+		t.Errorf("similar messages: got %s", got.Rel)
+	}
+	if got := Closest(parse(openaiChat("Beta prompt about dogs", map[string]any{"model": "gpt-4o", "seed": 8})), nil, set.Snapshots); got.Rel != rel(calls[1], 1) {
+		t.Errorf("same model: got %s", got.Rel)
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
+	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\n13\n"
+	got := UnifiedDiff("a", "b", a, b)
+	want := "--- a\n+++ b\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n@@ -10,3 +10,4 @@\n 10\n 11\n 12\n+13\n"
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if UnifiedDiff("a", "b", a, a) != "" {
+		t.Fatal("equal texts must give no diff")
+	}
+	if got := UnifiedDiff("a", "b", "", "x\n"); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
+		t.Fatalf("from empty: %q", got)
+	}
+}

@@ -1,0 +1,177 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
+)
+
+// ReplayOptions configure a replay server.
+type ReplayOptions struct {
+	// Set is the checked set; only its valid snapshots are served. Callers
+	// start a replay server only when the static checks passed.
+	Set *check.SetResult
+	// Display names the snapshot folder in reports.
+	Display string
+	// Latency reproduces each snapshot's recorded latency_ms.
+	Latency bool
+	// AllowHosts are extra Host names accepted besides loopback ones.
+	AllowHosts []string
+	// Logf, when set, receives one line per request (diagnostics).
+	Logf func(format string, args ...any)
+}
+
+// ReplayServer answers LLM calls from the in-memory set: a hit gets the
+// recorded response, a miss a 404 in the provider's error shape. It keeps
+// what it saw for the report.
+type ReplayServer struct {
+	o  ReplayOptions
+	ix *replay.Index
+
+	mu          sync.Mutex
+	served      int
+	misses      map[string]*miss // by key, or by "METHOD PATH" for unsupported calls
+	missOrder   []string
+	synthesized map[string]bool
+	failures    []string
+}
+
+type miss struct {
+	req    *replay.Request // nil for an unsupported or unparsable call
+	src    *snapshot.Source
+	count  int
+	reason string
+	p      provider.Name
+	path   string
+}
+
+// NewReplayServer builds the server over o.Set.
+func NewReplayServer(o ReplayOptions) *ReplayServer {
+	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}}
+}
+
+// Handler is the server behind serve.Guard (Host check, caps, no CONNECT).
+func (s *ReplayServer) Handler() http.Handler {
+	return serve.Guard(s, s.o.AllowHosts, func(w http.ResponseWriter, r *http.Request, status int, msg string) {
+		p := replay.ProviderOf(r)
+		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+msg)
+	})
+}
+
+func (s *ReplayServer) logf(format string, args ...any) {
+	if s.o.Logf != nil {
+		s.o.Logf(format, args...)
+	}
+}
+
+// ServeHTTP answers one call.
+func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := replay.ParseHTTP(r)
+	if err != nil {
+		p := replay.ProviderOf(r)
+		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format 1.0.0 covers chat completions, completions and messages)", r.Method, r.URL.Path)
+		switch {
+		case errors.Is(err, replay.ErrTooLarge):
+			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)
+		case errors.Is(err, replay.ErrBadRequest):
+			status, reason = http.StatusBadRequest, fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)
+		case !errors.Is(err, replay.ErrNotLLMCall):
+			status, reason = http.StatusBadRequest, fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)
+		}
+		s.addMiss(r.Method+" "+r.URL.Path, &miss{reason: reason, p: p, path: r.URL.Path})
+		s.logf("replay: %s %s → %d (%s)", r.Method, r.URL.Path, status, reason)
+		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+reason)
+		return
+	}
+	snap := s.ix.Lookup(req.Key)
+	if snap == nil {
+		var src *snapshot.Source
+		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
+			if ps, err := source.Parse(v); err == nil {
+				src = &snapshot.Source{File: ps.File, Line: ps.Line, Function: ps.Function}
+			}
+		}
+		s.addMiss(req.Key, &miss{req: req, src: src, p: req.Provider, path: r.URL.Path})
+		s.logf("replay: %s %s → 404 (no snapshot for key %s)", r.Method, r.URL.Path, req.ID())
+		replay.WriteMiss(w, req)
+		return
+	}
+	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
+	s.mu.Lock()
+	s.served++
+	if res.Synthesized {
+		s.synthesized[snap.Rel] = true
+	}
+	if err != nil && r.Context().Err() == nil {
+		s.failures = append(s.failures, fmt.Sprintf("%s/%s: %v", s.o.Display, snap.Rel, err))
+	}
+	s.mu.Unlock()
+	s.logf("replay: %s %s → %s", r.Method, r.URL.Path, snap.Rel)
+}
+
+func (s *ReplayServer) addMiss(k string, m *miss) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.misses[k]; ok {
+		old.count++
+		if old.src == nil {
+			old.src = m.src
+		}
+		return
+	}
+	m.count = 1
+	s.misses[k] = m
+	s.missOrder = append(s.missOrder, k)
+}
+
+// Served is the number of calls answered from a snapshot so far.
+func (s *ReplayServer) Served() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served
+}
+
+// Finish adds what the server saw to rep: unmatched calls with the diff
+// against the closest snapshot, unused snapshots, the count of replayed
+// calls, synthesized replies and replay failures.
+func (s *ReplayServer) Finish(rep *Report) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep.Served += s.served
+	snaps := s.ix.Snapshots()
+	for _, k := range s.missOrder {
+		m := s.misses[k]
+		out := Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
+		if m.src != nil {
+			out.Source = m.src.String()
+		}
+		if m.req != nil {
+			out.Endpoint = string(m.req.Endpoint)
+			out.Key = m.req.Key
+			if c := Closest(m.req, m.src, snaps); c != nil {
+				out.Closest = s.o.Display + "/" + c.Rel
+				out.Diff = DriftDiff(s.o.Display, c, m.req)
+			}
+		}
+		rep.Misses = append(rep.Misses, out)
+	}
+	for _, u := range s.ix.Unused() {
+		rep.Unused = append(rep.Unused, s.o.Display+"/"+u.Rel)
+	}
+	var syn []string
+	for rel := range s.synthesized {
+		syn = append(syn, s.o.Display+"/"+rel)
+	}
+	sort.Strings(syn)
+	rep.Synthesized = append(rep.Synthesized, syn...)
+	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
+}
