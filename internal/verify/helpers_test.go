@@ -15,7 +15,6 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -194,7 +193,7 @@ type recorded struct {
 // recordTable sends every call to the upstream (asking OpenAI streams for
 // usage, as the record proxy does) and writes one snapshot per call. The
 // application-visible answers are returned per call.
-func recordTable(t testing.TB, up *fakeupstream.Server, calls []call) recorded {
+func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...snapshottest.Item) recorded {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	rec := recorded{dir: dir}
@@ -243,6 +242,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call) recorded {
 				ToolCalls: f.ToolCalls, Usage: f.Usage, Model: f.Model, Stream: c.stream(), Body: body},
 		})
 	}
+	items = append(items, more...)
 	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
 		t.Fatal(err)
 	}
@@ -299,5 +299,3 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs from the golden file (run go test -update if intended):\n%s", name, UnifiedDiff("want "+path, "got", string(want), got))
 	}
 }
-
-var _ = replay.HeaderSnapshotID

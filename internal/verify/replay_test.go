@@ -10,6 +10,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
 // TestReplayReproducesUpstream records the table through the fake upstream,
@@ -213,5 +214,71 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	if got := UnifiedDiff("a", "b", "", "x\n"); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
 		t.Fatalf("from empty: %q", got)
+	}
+}
+
+func TestReplayReportGolden(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{})
+	calls := []call{table()[0], table()[6]}
+	legacy := snapshottest.OpenAIChat("a snapshot migrated from 0.9.0, without body")
+	rec := recordTable(t, up, calls, legacy)
+	up.Close()
+	_, set := loadSet(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(rs.Handler())
+	defer srv.Close()
+
+	legacyCall := call{name: "legacy", provider: provider.OpenAI, path: "/v1/chat/completions", body: legacy.Request}
+	for _, c := range []call{calls[0], legacyCall} {
+		c.body["stream"] = true
+		if resp, data := send(t, srv.URL, c, c.body, nil); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, data)
+		}
+	}
+	changed := calls[0]
+	changed.body = openaiChat("Summarize: traceforge records LLM calls", map[string]any{"temperature": 0.2})
+	send(t, srv.URL, changed, changed.body, map[string]string{"X-Traceforge-Source": calls[0].sourceHeader(0)})
+	send(t, srv.URL, call{name: "models", provider: provider.OpenAI, path: "/v1/responses"}, map[string]any{"model": "gpt-4o", "input": "x"}, nil)
+
+	for _, failOnUnused := range []bool{false, true} {
+		rep, _ := loadSet(t, rec.dir, nil)
+		rep.Mode = "replay"
+		rep.FailOnUnused = failOnUnused
+		rep.Command = "go test ./..."
+		code := 0
+		rep.ExitCode = &code
+		rs.Finish(rep)
+		if len(rep.Synthesized) != 1 || len(rep.Unused) != 1 || len(rep.Misses) != 2 || rep.Served != 2 {
+			t.Fatalf("report: %+v", rep)
+		}
+		suffix := ""
+		if failOnUnused {
+			suffix = "_fail_on_unused"
+		}
+		for _, f := range Formats {
+			var b bytes.Buffer
+			if err := rep.Write(&b, f, false); err != nil {
+				t.Fatal(err)
+			}
+			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]
+			golden(t, "replay"+suffix+"."+ext, b.String())
+			if f == "junit" {
+				doc := parseJUnit(t, b.Bytes())
+				// 3 snapshots + 2 unmatched calls; failures: the 2 calls, plus the unused snapshot with the flag.
+				wantFail := 2
+				if failOnUnused {
+					wantFail = 3
+				}
+				if doc.Tests != 5 || doc.Failures != wantFail {
+					t.Errorf("junit tests %d failures %d", doc.Tests, doc.Failures)
+				}
+			}
+			if f == "json" {
+				var v map[string]any
+				if err := json.Unmarshal(b.Bytes(), &v); err != nil || v["ok"] != false {
+					t.Errorf("json: %v %v", err, v["ok"])
+				}
+			}
+		}
 	}
 }

@@ -286,6 +286,9 @@ func (r *Report) summary(st style) string {
 	if len(r.Synthesized) > 0 {
 		what += fmt.Sprintf(", %d synthesized", len(r.Synthesized))
 	}
+	if len(r.Unused) > 0 && !r.FailOnUnused {
+		what += fmt.Sprintf(", %d never requested", len(r.Unused))
+	}
 	if len(parts) > 0 {
 		return st.red("FAIL") + " " + strings.Join(parts, ", ") + " (" + what + ")"
 	}
@@ -386,7 +389,12 @@ func (r *Report) writeJSON(w io.Writer) error {
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is element text written as CDATA, so multi-line diffs stay readable.
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 type junitCase struct {
@@ -394,7 +402,7 @@ type junitCase struct {
 	Classname string         `xml:"classname,attr"`
 	File      string         `xml:"file,attr,omitempty"`
 	Failures  []junitFailure `xml:"failure"`
-	SystemOut string         `xml:"system-out,omitempty"`
+	SystemOut *junitText     `xml:"system-out,omitempty"`
 }
 
 type junitSuite struct {
@@ -493,7 +501,9 @@ func (r *Report) junitCases() []junitCase {
 		if synth[f] {
 			notes = append(notes, "reply synthesized (the snapshot has no stored body)")
 		}
-		c.SystemOut = strings.Join(notes, "\n")
+		if len(notes) > 0 {
+			c.SystemOut = &junitText{strings.Join(notes, "\n")}
+		}
 		cases = append(cases, c)
 	}
 	for _, m := range r.Misses {
