@@ -233,6 +233,17 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 		}
 		rep.Items = append(rep.Items, it)
 	}
+	anthropic := 0
+	for _, p := range plan {
+		if p.keep.provider == "anthropic" {
+			anthropic++
+		}
+	}
+	if anthropic > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d Anthropic snapshot(s) get no request_headers: format 0.9.0 did not store anthropic-version "+
+			"and migration never guesses it. The official SDKs send that header and it joins the request key, so replay will not match "+
+			"their calls to these snapshots; re-record them (traceforge record) to use them with an SDK", anthropic))
+	}
 	files := map[string]bool{}
 	for _, it := range rep.Items {
 		if it.Target != "" {
