@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+func init() { subcommands = append(subcommands, newRecordCmd) }
+
+// recordOptions are the flags of `traceforge record`.
+type recordOptions struct {
+	IO     *IOStreams
+	Global *globalOptions
+
+	Listen            string
+	listenSet         bool
+	OpenAIUpstream    string
+	AnthropicUpstream string
+	AllowHosts        []string
+	Prune             bool
+	OnlyMissing       bool
+	Command           []string
+}
+
+func newRecordCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+	opts := &recordOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "record [flags] [-- COMMAND ARGS...]",
+		Short: "Record the application's LLM calls into snapshots through a local proxy",
+		Long: `record runs a local proxy between the application and its LLM provider. Every
+call is forwarded upstream (API keys pass through untouched and are never
+stored), and every chat completion, completion and message call becomes one
+checked snapshot in the snapshot folder, written as the call completes.
+
+With a command, record listens on a free loopback port, runs the command with
+OPENAI_BASE_URL, ANTHROPIC_BASE_URL and TRACEFORGE_URL pointing at it, and stops
+when the command exits. Without a command it serves in the foreground (default
+127.0.0.1:8787), prints the exports to use, and stops on Ctrl-C or SIGTERM.
+
+Each call must say where it was made with the X-Traceforge-Source header
+(traceforge.SourceTransport in Go; docs/sources.md for Node and Python).
+
+Upstreams: --openai-upstream / --anthropic-upstream, else
+TRACEFORGE_OPENAI_UPSTREAM / TRACEFORGE_ANTHROPIC_UPSTREAM, else the
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL already set, else the public APIs.
+
+Exit codes: 0 every call snapshotted (with a command: the command's code),
+1 a call could not be snapshotted or a snapshot was refused, 2 usage or
+configuration error (flags, config, lock held, bind failure, command not found).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.ArgsLenAtDash(); n > 0 {
+				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q before --", args[0])
+			} else if n == 0 {
+				opts.Command = args
+			} else if len(args) > 0 {
+				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q", args[0])
+			}
+			opts.listenSet = cmd.Flags().Changed("listen")
+			return recordRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
+	f.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
+	f.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
+	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
+	f.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
+	f.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
+	return cmd
+}
+
+// recordUpstream resolves one upstream: flag, else TRACEFORGE_<P>_UPSTREAM, else
+// the <P>_BASE_URL already in the environment, else the public API.
+func recordUpstream(io *IOStreams, flag, name, def string) (value, from string) {
+	if flag != "" {
+		return flag, "--" + strings.ToLower(name) + "-upstream"
+	}
+	if v := io.Getenv("TRACEFORGE_" + name + "_UPSTREAM"); v != "" {
+		return v, "TRACEFORGE_" + name + "_UPSTREAM"
+	}
+	if v := io.Getenv(name + "_BASE_URL"); v != "" {
+		return v, name + "_BASE_URL"
+	}
+	return def, "default"
+}
+
+func recordRun(o *recordOptions) error {
+	io := o.IO
+	if o.Prune && len(o.Command) == 0 {
+		return usageErr("run: traceforge record --prune -- COMMAND ARGS...", "--prune needs a command: only a complete run can tell which snapshots are unused")
+	}
+	oaURL, oaFrom := recordUpstream(io, o.OpenAIUpstream, "OPENAI", record.DefaultOpenAIUpstream)
+	anURL, anFrom := recordUpstream(io, o.AnthropicUpstream, "ANTHROPIC", record.DefaultAnthropicUpstream)
+	oa, err := record.ParseUpstream(oaURL, record.DefaultOpenAIUpstream)
+	if err != nil {
+		return usageErr("e.g. --openai-upstream https://api.openai.com/v1", "OpenAI upstream (from %s): %v", oaFrom, err)
+	}
+	an, err := record.ParseUpstream(anURL, record.DefaultAnthropicUpstream)
+	if err != nil {
+		return usageErr("e.g. --anthropic-upstream https://api.anthropic.com", "Anthropic upstream (from %s): %v", anFrom, err)
+	}
+	dir, display, root := o.Global.resolveDir(io)
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return err
+	}
+	st := &snapshot.Store{Dir: dir}
+	unlock, err := st.Lock()
+	if err != nil {
+		if errors.Is(err, snapshot.ErrLocked) {
+			return withCode(ExitUsage, fmt.Errorf("%s is locked: another traceforge record is running on it", display), "wait for it to finish (one record per snapshot folder at a time), or use another --dir")
+		}
+		return withCode(ExitUsage, fmt.Errorf("cannot lock %s: %w", display, err), "check that the folder can be created and written")
+	}
+	defer unlock()
+	for _, t := range st.CleanTemp() {
+		fmt.Fprintf(io.ErrOut, "traceforge: removed stray temp file %s (left by an interrupted run)\n", display+"/"+t)
+	}
+
+	addr := o.Listen
+	if len(o.Command) > 0 && !o.listenSet {
+		addr = "" // a free loopback port
+	}
+	ln, warning, err := serve.Listen(addr)
+	if err != nil {
+		return withCode(ExitUsage, err, "choose another --listen address, or stop what is using it")
+	}
+	defer ln.Close()
+	if warning != "" {
+		fmt.Fprintf(io.ErrOut, "traceforge: warning: %s\n", warning)
+	}
+	bound := ln.Addr().String()
+	for _, u := range []*url.URL{oa, an} {
+		if loopsBack(u, bound) {
+			ln.Close()
+			return usageErr("point --openai-upstream / --anthropic-upstream at the real API, or unset the "+
+				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", u.Redacted())
+		}
+	}
+	allow := append([]string(nil), o.AllowHosts...)
+	if h, _, err := net.SplitHostPort(bound); err == nil && !serve.IsLoopbackHost(h) && !net.ParseIP(h).IsUnspecified() {
+		allow = append(allow, h)
+	}
+	if h, _, err := net.SplitHostPort(o.Listen); err == nil && o.listenSet && h != "" && !serve.IsLoopbackHost(h) {
+		allow = append(allow, h)
+	}
+
+	rec, err := record.New(record.Config{
+		Dir:               dir,
+		Display:           display,
+		OpenAIUpstream:    oa.String(),
+		AnthropicUpstream: an.String(),
+		Check:             check.Options{Config: cfg, CanMigrate: canMigrate},
+		OnlyMissing:       o.OnlyMissing,
+		AllowHosts:        allow,
+		Now:               now,
+	})
+	if err != nil {
+		var inv *record.InvalidSetError
+		if errors.As(err, &inv) {
+			for _, f := range inv.Findings {
+				loc := f.File
+				if f.Pointer != "" {
+					loc += ": " + f.Pointer
+				}
+				fmt.Fprintln(io.ErrOut, check.Redact(fmt.Sprintf("❌ %s: %s [%s]", loc, f.Message, f.Rule)))
+				if f.Fix != "" {
+					fmt.Fprintln(io.ErrOut, check.Redact("   → "+f.Fix))
+				}
+			}
+			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
+		}
+		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
+	}
+
+	srv := serve.NewServer(rec.Handler())
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+	stopServer := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			_ = srv.Close()
+		}
+		<-serveDone
+	}
+
+	ctx, cancel := io.Context()
+	defer cancel()
+	oaS, anS := rec.Upstreams()
+	if len(o.Command) == 0 {
+		for _, line := range serve.Exports(bound) {
+			fmt.Fprintln(io.Out, line)
+		}
+		fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
+		select {
+		case <-ctx.Done():
+		case err := <-serveDone:
+			serveDone <- err
+		}
+		stopServer()
+		sum := rec.Finish()
+		sum.Write(io.ErrOut, o.OnlyMissing)
+		if sum.Failed() {
+			return silentFail(ExitFailed)
+		}
+		return nil
+	}
+
+	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
+	stopServer()
+	sum := rec.Finish()
+	if cerr != nil {
+		return cerr
+	}
+	sum.Write(io.ErrOut, o.OnlyMissing)
+	failed := sum.Failed()
+	if o.Prune {
+		switch {
+		case failed:
+			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: not every call was snapshotted")
+		case res.Code != 0:
+			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: the command did not exit 0")
+		default:
+			removed, err := rec.Prune()
+			for _, r := range removed {
+				fmt.Fprintf(io.ErrOut, "pruned %s\n", r)
+			}
+			if err != nil {
+				fmt.Fprintf(io.ErrOut, "traceforge: error: prune: %s\n", check.Redact(err.Error()))
+				failed = true
+			}
+		}
+	}
+	fmt.Fprintln(io.ErrOut, check.Redact(res.Line))
+	if failed {
+		return silentFail(ExitFailed)
+	}
+	if res.Code != 0 {
+		return silentFail(res.Code)
+	}
+	return nil
+}
+
+// loopsBack reports whether upstream u is the server bound at addr.
+func loopsBack(u *url.URL, bound string) bool {
+	if u.Scheme != "http" {
+		return false
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+	}
+	bh, bp, err := net.SplitHostPort(bound)
+	if err != nil || bp != port {
+		return false
+	}
+	if serve.IsLoopbackHost(host) && (serve.IsLoopbackHost(bh) || net.ParseIP(bh).IsUnspecified()) {
+		return true
+	}
+	return strings.EqualFold(host, bh)
+}

@@ -1,0 +1,240 @@
+package record
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// commit decides what a complete, well-formed answer does to the set
+// (DESIGN §6 and §11): a new snapshot, a kept file (same key, equal answer),
+// a source-only rewrite, a changed snapshot, or a listed problem
+// (nondeterminism, id collision, refused by the checks). Calls with the same
+// key are serialized by the key's lock; different keys commit in parallel.
+func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, latency int64) {
+	req := c.req
+	p := string(req.Provider)
+	key, id := req.Key, req.ID()
+	rel := snapshot.RelPath(p, id)
+	src := c.src
+
+	r.mu.Lock()
+	r.counts.tokens += fields.TokensUsed
+	st := r.run[key]
+	if st == nil {
+		st = &keyState{provider: p, rel: rel}
+		r.run[key] = st
+	}
+	old := r.existing[key] // read-only after load
+	r.mu.Unlock()
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.answered {
+		if diff := provider.Diff(st.fields, fields); len(diff) > 0 {
+			r.addProblem(&Problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
+				Message: "the same request was answered differently within this run; the first answer is kept",
+				Details: diff,
+				Fix:     "record with temperature 0 (and a fixed seed for OpenAI); if the model cannot be deterministic, declare a per-model exception in " + check.ConfigName})
+			return
+		}
+		if st.isOK() {
+			r.count(func(c *counts) { c.unchanged++ })
+			if src.Less(st.source) {
+				r.rewriteSource(c, st, src)
+			}
+			return
+		}
+		// The first answer could not be stored (refused, collision): this
+		// call meets the same fate and is listed again below.
+	} else {
+		st.answered, st.fields = true, fields
+	}
+
+	if old != nil && provider.Equal(replay.Fields(old), fields) {
+		st.rec, st.source = old.Record.Raw, old.Record.Source
+		if src == old.Record.Source {
+			st.setOK()
+			r.count(func(c *counts) { c.unchanged++ })
+			return
+		}
+		// Same answer, new place in the code: rewrite the source only,
+		// keeping the timestamp and the response (DESIGN §11 "Source").
+		if r.rewriteSource(c, st, src) {
+			r.count(func(c *counts) { c.sourceUpdated++ })
+		}
+		return
+	}
+	resp := snapshot.Response{
+		Content:      fields.Content,
+		TokensUsed:   fields.TokensUsed,
+		LatencyMS:    latency,
+		FinishReason: fields.FinishReason,
+		ToolCalls:    fields.ToolCalls,
+		Usage:        fields.Usage,
+		Model:        fields.Model,
+		Stream:       req.Stream,
+		Body:         body,
+	}
+	rec, _, err := snapshot.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
+	if err != nil {
+		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
+			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})
+		return
+	}
+	if !r.write(c, p, id, key, rec) {
+		return
+	}
+	st.rec, st.source = rec, src
+	st.setOK()
+	if old != nil {
+		r.count(func(c *counts) { c.changed++ })
+		r.logf("changed %s (%s)", path.Join(r.display, rel), c.describe())
+	} else {
+		r.count(func(c *counts) { c.recorded++ })
+		r.logf("recorded %s (%s)", path.Join(r.display, rel), c.describe())
+	}
+}
+
+func (r *Recorder) count(f func(*counts)) {
+	r.mu.Lock()
+	f(&r.counts)
+	r.mu.Unlock()
+}
+
+// rewriteSource stores st's record again with a new source; the timestamp and
+// response stay. It reports whether the file was written. st.mu is held.
+func (r *Recorder) rewriteSource(c *call, st *keyState, src snapshot.Source) bool {
+	rec := make(map[string]any, len(st.rec))
+	for k, v := range st.rec {
+		rec[k] = v
+	}
+	rec["source"] = map[string]any{"file": src.File, "line": int64(src.Line), "function": src.Function}
+	if err := snapshot.Rehash(rec); err != nil {
+		return false
+	}
+	if !r.write(c, st.provider, c.req.ID(), c.req.Key, rec) {
+		return false
+	}
+	st.rec, st.source = rec, src
+	st.setOK()
+	r.logf("source of %s is now %s", path.Join(r.display, st.rel), src)
+	return true
+}
+
+// write checks a record exactly as verify would see its file, then writes
+// it atomically. Refusals and id collisions are listed. The key's lock is
+// held, so one file has one writer at a time.
+func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
+	rel := snapshot.RelPath(p, id)
+	display := path.Join(r.display, rel)
+	refuse := func(msg string, details []string, fix string) bool {
+		// No File: nothing was written; the details name JSON pointers.
+		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key, Message: msg, Details: details, Fix: fix})
+		return false
+	}
+	doc, err := snapshot.FileDocument(rec)
+	if err != nil {
+		return refuse("cannot build the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
+	}
+	data, err := snapshot.MarshalFile(doc)
+	if err != nil {
+		return refuse("cannot encode the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
+	}
+	if int64(len(data)) > snapshot.MaxSnapshotFileSize {
+		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), snapshot.MaxSnapshotFileSize>>20), nil, "lower max_tokens for the recorded calls")
+	}
+	v, err := snapshot.Decode(data)
+	if err != nil {
+		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
+	}
+	_, findings := check.CheckDocument(display, p, v, r.cfg.Check)
+	if findings.Errors() > 0 {
+		var details, fixes []string
+		seen := map[string]bool{}
+		for _, f := range findings {
+			if f.Severity != check.Error {
+				continue
+			}
+			line := f.Message + " [" + f.Rule + "]"
+			if f.Pointer != "" {
+				line = f.Pointer + ": " + line
+			}
+			details = append(details, line)
+			if f.Fix != "" && !seen[f.Fix] {
+				seen[f.Fix] = true
+				fixes = append(fixes, f.Fix)
+			}
+		}
+		return refuse("the snapshot fails the checks verify runs; not written", details, strings.Join(fixes, "; "))
+	}
+	// Claim the id (ids are unique across provider folders) before writing.
+	r.mu.Lock()
+	o, taken := r.byID[id]
+	if taken && o.key != key {
+		r.mu.Unlock()
+		r.addProblem(&Problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
+			Message: fmt.Sprintf("id %s is already taken by %s, a different request (key %s); this call's key is %s; not written", id, path.Join(r.display, o.rel), o.key, key),
+			Fix:     "change the request slightly (e.g. the prompt) so that its key differs, and report the collision to the traceforge maintainers"})
+		return false
+	}
+	r.byID[id] = idOwner{key: key, rel: rel}
+	r.mu.Unlock()
+	if err := r.store.WriteAtomic(rel, data); err != nil {
+		r.mu.Lock()
+		if !taken {
+			delete(r.byID, id)
+		}
+		r.mu.Unlock()
+		r.addProblem(&Problem{Kind: KindWriteFailed, Call: c.describe(), ID: id, Key: key, File: display,
+			Message: err.Error(), Fix: "check the snapshot folder's permissions and free space"})
+		return false
+	}
+	h, _ := doc["hash"].(string)
+	r.mu.Lock()
+	r.entries[rel] = snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: h}
+	r.dirty = true
+	r.mu.Unlock()
+	return true
+}
+
+func (r *Recorder) markRequested(id string) {
+	r.mu.Lock()
+	r.requested[id] = true
+	r.mu.Unlock()
+}
+
+// addProblem lists a problem; the same problem for the same call is counted.
+func (r *Recorder) addProblem(p *Problem) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addProblemLocked(p)
+}
+
+func (r *Recorder) addProblemLocked(p *Problem) {
+	k := string(p.Kind) + "\x00" + p.Key + "\x00" + p.Call + "\x00" + p.Message
+	if old := r.problemIdx[k]; old != nil {
+		old.Count++
+		return
+	}
+	p.Count = 1
+	r.problemIdx[k] = p
+	r.problems = append(r.problems, p)
+	r.logf("%s: %s: %s", p.Kind, p.Call, p.Message)
+}
+
+// sortedEntries returns the manifest entries. r.mu is held.
+func (r *Recorder) sortedEntries() []snapshot.ManifestEntry {
+	out := make([]snapshot.ManifestEntry, 0, len(r.entries))
+	for _, e := range r.entries {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
+}

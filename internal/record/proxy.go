@@ -1,0 +1,504 @@
+package record
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
+)
+
+// HeaderSnapshotID names the snapshot of a call on the response the
+// application gets (DESIGN §6).
+const HeaderSnapshotID = replay.HeaderSnapshotID
+
+// call is one request going through the proxy.
+type call struct {
+	arrival time.Time
+	start   time.Time // when it was forwarded upstream
+	method  string
+	path    string
+	route   provider.Name   // the upstream it goes to
+	req     *replay.Request // nil when the call cannot be snapshotted at all
+	src     snapshot.Source
+	// skip is set when the call is forwarded but will not be snapshotted
+	// (its problem is already listed).
+	skip bool
+	// addedUsage: the proxy added stream_options.include_usage.
+	addedUsage bool
+	original   []byte // the body as the application sent it
+	upstream   []byte // the body sent upstream
+}
+
+// describe names a call in problems and logs.
+func (c *call) describe() string {
+	s := c.method + " " + c.path
+	if c.src.File != "" {
+		s += " from " + c.src.String()
+	}
+	return s
+}
+
+type ctxKey struct{}
+
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(ctxKey{}).(*call)
+	return c
+}
+
+// serveHTTP handles one call: parse, decide, forward (or serve a hit).
+func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	arrival := r.now()
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		p := replay.ProviderOf(req)
+		if serve.IsMaxBytes(err) {
+			replay.WriteError(w, p, http.StatusRequestEntityTooLarge, errorType(p, http.StatusRequestEntityTooLarge), "",
+				fmt.Sprintf("traceforge record: request body larger than %d bytes", serve.MaxRequestBody))
+			return
+		}
+		replay.WriteError(w, p, http.StatusBadRequest, errorType(p, http.StatusBadRequest), "", "traceforge record: cannot read the request body: "+err.Error())
+		return
+	}
+	c := &call{arrival: arrival, method: req.Method, path: req.URL.Path, original: body, upstream: body}
+	srcValue := req.Header.Get(source.Header)
+	srcPresent := len(req.Header.Values(source.Header)) > 0
+	req.Header.Del(source.Header)
+	r.mu.Lock()
+	r.counts.calls++
+	r.mu.Unlock()
+
+	p, _, llm := provider.Classify(req.Method, req.URL.Path)
+	switch {
+	case !llm:
+		c.route = replay.ProviderOf(req)
+		if req.Header.Get("anthropic-version") == "" {
+			c.route = provider.OpenAI // DESIGN §11: only anthropic-version routes to Anthropic
+		}
+		c.skip = true
+		r.addProblem(&Problem{Kind: KindUnknownPath, Call: c.describe(),
+			Message: "not a call snapshot format 1.0.0 covers (chat completions, completions, messages); forwarded to the " + string(c.route) + " upstream, not snapshotted",
+			Fix:     "make this call outside the recorded run, or accept that record exits 1; see the README (\"What is recorded\")"})
+	default:
+		c.route = p
+		parsed, perr := replay.Parse(req.Method, req.URL.Path, req.Header, body)
+		if perr != nil {
+			c.skip = true
+			r.addProblem(&Problem{Kind: KindBadRequest, Call: c.describe(),
+				Message: "the request body cannot be keyed (" + perr.Error() + "); forwarded, not snapshotted",
+				Fix:     "send a JSON object body"})
+			break
+		}
+		c.req = parsed
+		r.markRequested(parsed.ID())
+		if r.index != nil {
+			if s := r.index.Lookup(parsed.Key); s != nil {
+				r.serveHit(w, req, c, s)
+				return
+			}
+		}
+		if srcPresent {
+			s, serr := source.Parse(srcValue)
+			if serr == nil {
+				c.src = snapshot.Source{File: s.File, Line: s.Line, Function: s.Function}
+			} else {
+				c.skip = true
+				r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
+					Message: "malformed " + source.Header + " header (" + serr.Error() + "); forwarded, not snapshotted",
+					Fix:     sourceFix})
+			}
+		} else {
+			c.skip = true
+			r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
+				Message: "no " + source.Header + " header: traceforge cannot tell which line made this call; forwarded, not snapshotted",
+				Fix:     sourceFix})
+		}
+		if !c.skip && p == provider.OpenAI && parsed.Stream && !parsed.IncludeUsage {
+			if up, ok := withIncludeUsage(body); ok {
+				c.upstream, c.addedUsage = up, true
+			}
+		}
+	}
+	req.Body = io.NopCloser(bytes.NewReader(c.upstream))
+	req.ContentLength = int64(len(c.upstream))
+	req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, c))
+	c.start = r.now()
+	r.proxy.ServeHTTP(w, req)
+}
+
+// sourceFix says how to attribute calls (docs/sources.md has the details).
+const sourceFix = "set the " + source.Header + " header on every LLM call: in Go wrap the SDK's HTTP client with traceforge.SourceTransport; " +
+	"for the Node and Python SDKs use the snippets in docs/sources.md"
+
+// serveHit answers an --only-missing hit from the set.
+func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s *check.Snapshot) {
+	if _, err := replay.Respond(req.Context(), w, c.req, s, replay.Options{}); err != nil {
+		r.logf("serve %s from %s: %v", c.describe(), s.Rel, err)
+	}
+	r.mu.Lock()
+	r.counts.served++
+	if st := r.run[c.req.Key]; st == nil {
+		st = &keyState{provider: s.Provider, rel: s.Rel, served: true}
+		st.setOK()
+		r.run[c.req.Key] = st
+	}
+	r.mu.Unlock()
+}
+
+// withIncludeUsage returns body with stream_options.include_usage set to
+// true (DESIGN §6). When the body has no stream_options, the member is
+// inserted after the opening brace and every other byte is kept; otherwise
+// the object is re-encoded with the option merged in.
+func withIncludeUsage(body []byte) ([]byte, bool) {
+	v, err := snapshot.Decode(body)
+	if err != nil {
+		return nil, false
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	so, present := m["stream_options"]
+	if !present {
+		i := bytes.IndexByte(body, '{')
+		rest := body[i+1:]
+		sep := ","
+		if t := bytes.TrimSpace(rest); len(t) > 0 && t[0] == '}' {
+			sep = ""
+		}
+		out := make([]byte, 0, len(body)+40)
+		out = append(out, body[:i+1]...)
+		out = append(out, `"stream_options":{"include_usage":true}`...)
+		out = append(out, sep...)
+		return append(out, rest...), true
+	}
+	opts := map[string]any{}
+	switch x := so.(type) {
+	case nil:
+	case map[string]any:
+		for k, v := range x {
+			opts[k] = v
+		}
+	default:
+		return nil, false // malformed: the upstream answers it as it sees fit
+	}
+	opts["include_usage"] = true
+	m["stream_options"] = opts
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true
+}
+
+// rewrite builds the outbound request. ReverseProxy has already removed
+// hop-by-hop headers (including those named in Connection) and every
+// X-Forwarded-* / Forwarded header; the upstream comes from the
+// configuration only, never from the request.
+func (r *Recorder) rewrite(pr *httputil.ProxyRequest) {
+	c := callOf(pr.In.Context())
+	base := r.openai
+	if c != nil && c.route == provider.Anthropic {
+		base = r.anthropic
+	}
+	in := pr.In.URL
+	restPath, restRaw := in.Path, in.EscapedPath()
+	if base == r.openai {
+		// The application's OpenAI base URL is http://127.0.0.1:PORT/v1 and
+		// the upstream's includes its /v1: map one onto the other.
+		restPath = trimV1(restPath)
+		restRaw = trimV1(restRaw)
+	}
+	out := pr.Out.URL
+	out.Scheme = base.Scheme
+	out.Host = base.Host
+	out.Path = base.Path + restPath
+	out.RawPath = ""
+	if raw := base.EscapedPath() + restRaw; raw != out.EscapedPath() {
+		out.RawPath = raw
+	}
+	switch {
+	case base.RawQuery == "":
+		out.RawQuery = in.RawQuery
+	case in.RawQuery == "":
+		out.RawQuery = base.RawQuery
+	default:
+		out.RawQuery = base.RawQuery + "&" + in.RawQuery
+	}
+	pr.Out.Host = ""
+	pr.Out.Header.Del(source.Header)
+	reduceAcceptEncoding(pr.Out.Header)
+	if c != nil {
+		b := c.upstream
+		pr.Out.Body = io.NopCloser(bytes.NewReader(b))
+		pr.Out.ContentLength = int64(len(b))
+		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+}
+
+func trimV1(p string) string {
+	if p == "/v1" {
+		return ""
+	}
+	if strings.HasPrefix(p, "/v1/") {
+		return p[3:]
+	}
+	return p
+}
+
+// reduceAcceptEncoding keeps only gzip, deflate and identity (DESIGN §11),
+// the encodings traceforge can decode for the snapshot. When the application
+// sent none of them the header is dropped, and the transport asks for gzip
+// and decodes it itself.
+func reduceAcceptEncoding(h http.Header) {
+	vals := h.Values("Accept-Encoding")
+	if len(vals) == 0 {
+		return
+	}
+	var keep []string
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			coding, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(coding)) {
+			case "gzip", "deflate", "identity":
+				keep = append(keep, part)
+			}
+		}
+	}
+	h.Del("Accept-Encoding")
+	if len(keep) > 0 {
+		h.Set("Accept-Encoding", strings.Join(keep, ", "))
+	}
+}
+
+// modifyResponse decides what happens to an upstream answer: passed through
+// untouched (errors, calls that are not snapshotted), or teed into the
+// snapshot (and, when the proxy added include_usage, stripped of usage).
+func (r *Recorder) modifyResponse(resp *http.Response) error {
+	c := callOf(resp.Request.Context())
+	if c == nil {
+		return nil
+	}
+	if c.addedUsage && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		retried, err := r.retryWithoutUsage(c, resp)
+		if err != nil || retried {
+			return err
+		}
+	}
+	if c.skip {
+		return nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := r.errorExcerpt(resp)
+		r.addProblem(&Problem{Kind: KindUpstreamError, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+			Message: fmt.Sprintf("the upstream answered %d%s; passed to the application unchanged, not snapshotted", resp.StatusCode, msg),
+			Fix:     "fix the cause (API key, quota, request) and record again; a later successful retry of the same request clears this"})
+		return nil
+	}
+	resp.Header.Set(HeaderSnapshotID, c.req.ID())
+	t := &tee{r: r, c: c, resp: resp, src: resp.Body}
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	t.sse = strings.HasPrefix(ct, "text/event-stream")
+	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if resp.Uncompressed || t.encoding == "identity" {
+		t.encoding = ""
+	}
+	if t.sse {
+		t.asm = provider.NewAssembler(c.req.Provider, c.req.Endpoint)
+	}
+	if c.addedUsage && t.sse {
+		// The application did not ask for usage: it gets the stream without
+		// it, uncompressed (DESIGN §11).
+		t.strip = provider.NewUsageStripper(&t.pending, nil)
+		if t.encoding != "" {
+			t.decodeInline = true
+			resp.Header.Del("Content-Encoding")
+		}
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+	}
+	resp.Body = t
+	return nil
+}
+
+// retryWithoutUsage handles an upstream that rejects the include_usage the
+// proxy added: the call is resent once exactly as the application sent it,
+// that answer is passed through, and the call is not snapshotted.
+func (r *Recorder) retryWithoutUsage(c *call, resp *http.Response) (bool, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(raw), rest), rest}
+	if err != nil {
+		return false, nil
+	}
+	text := string(decodeAll(raw, resp.Header.Get("Content-Encoding"), resp.Uncompressed))
+	if !strings.Contains(text, "include_usage") && !strings.Contains(text, "stream_options") {
+		return false, nil
+	}
+	_ = rest.Close()
+	out := resp.Request.Clone(resp.Request.Context())
+	b := c.original
+	out.Body = io.NopCloser(bytes.NewReader(b))
+	out.ContentLength = int64(len(b))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	nr, err := r.transport.RoundTrip(out)
+	if err != nil {
+		return true, err
+	}
+	for _, h := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Upgrade"} {
+		nr.Header.Del(h)
+	}
+	*resp = *nr
+	c.skip = true
+	r.addProblem(&Problem{Kind: KindUsageRejected, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key,
+		Message: "the upstream rejects stream_options.include_usage, so this streamed call has no token counts; resent without it and passed through, not snapshotted",
+		Fix:     "record this call without streaming, or against an upstream that reports usage in streams (tokens_used is never guessed)"})
+	return true, nil
+}
+
+// errorExcerpt returns ": <message>" from a JSON error body, keeping the body
+// intact for the application.
+func (r *Recorder) errorExcerpt(resp *http.Response) string {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(raw), rest), rest}
+	if err != nil {
+		return ""
+	}
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(decodeAll(raw, resp.Header.Get("Content-Encoding"), resp.Uncompressed), &e) != nil || len(e.Error) == 0 {
+		return ""
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	msg := ""
+	if json.Unmarshal(e.Error, &obj) == nil {
+		msg = obj.Message
+	} else {
+		_ = json.Unmarshal(e.Error, &msg)
+	}
+	if msg == "" {
+		return ""
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return fmt.Sprintf(" (%s)", msg)
+}
+
+// decodeAll decodes a complete body for inspection; on any problem it
+// returns raw.
+func decodeAll(raw []byte, encoding string, uncompressed bool) []byte {
+	if uncompressed {
+		return raw
+	}
+	rd, err := decoder(strings.ToLower(strings.TrimSpace(encoding)), bytes.NewReader(raw))
+	if err != nil || rd == nil {
+		return raw
+	}
+	out, err := io.ReadAll(io.LimitReader(rd, snapshot.MaxSnapshotFileSize+1))
+	if err != nil && len(out) == 0 {
+		return raw
+	}
+	return out
+}
+
+// errUnsupportedEncoding: the upstream used a Content-Encoding traceforge
+// cannot decode.
+var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
+
+// decoder returns a reader of the decoded content; nil for identity.
+func decoder(encoding string, rd io.Reader) (io.Reader, error) {
+	switch encoding {
+	case "", "identity":
+		return nil, nil
+	case "gzip", "x-gzip":
+		return gzip.NewReader(rd)
+	case "deflate":
+		// HTTP's deflate is zlib-wrapped; some servers send raw deflate.
+		br := &peekReader{r: rd}
+		if zr, err := zlib.NewReader(br); err == nil {
+			return zr, nil
+		}
+		return flate.NewReader(io.MultiReader(bytes.NewReader(br.seen), rd)), nil
+	}
+	return nil, fmt.Errorf("%w %q", errUnsupportedEncoding, encoding)
+}
+
+// peekReader remembers what was read, so a failed zlib header can be replayed.
+type peekReader struct {
+	r    io.Reader
+	seen []byte
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.seen = append(p.seen, b[:n]...)
+	return n, err
+}
+
+// errorHandler answers when the upstream cannot be reached (or the retry
+// without include_usage failed): 502 in the provider's error shape, as the
+// application would see a failed connection.
+func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err error) {
+	c := callOf(req.Context())
+	p := replay.ProviderOf(req)
+	if c != nil {
+		p = c.route
+	}
+	base := r.openai
+	if p == provider.Anthropic {
+		base = r.anthropic
+	}
+	clientGone := req.Context().Err() != nil
+	if c != nil && !c.skip {
+		pr := &Problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
+			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", redactURL(base), err),
+			Fix:     "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"}
+		if clientGone {
+			pr.Kind = KindClientClosed
+			pr.Message = "the application closed the connection before the answer arrived; not snapshotted"
+			pr.Fix = "let the call finish (check the application's timeouts) and record again"
+		}
+		if c.req != nil {
+			pr.ID, pr.Key = c.req.ID(), c.req.Key
+		}
+		r.addProblem(pr)
+	}
+	if clientGone {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	body := provider.ErrorBody(p, errorType(p, http.StatusBadGateway), "", "traceforge record: upstream "+redactURL(base)+" could not be reached: "+err.Error())
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write(append(body, '\n'))
+}

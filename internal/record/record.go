@@ -1,0 +1,363 @@
+// Package record is traceforge's recording proxy. It sits between an
+// application and its LLM provider, forwards every call upstream on
+// httputil.ReverseProxy (Rewrite + a body tee in ModifyResponse), passes
+// streams through event by event while the provider package assembles the
+// final message, and writes one checked snapshot per call into the set as
+// each call completes (DESIGN §3–7, §10, §11).
+//
+// A Recorder never prints: per-call notes go to Config.Log and the outcome
+// of a run is the Summary that Finish returns.
+package record
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// The public APIs, used when no upstream is configured. The OpenAI base
+// includes /v1, the Anthropic one does not (the SDKs append /v1/messages).
+const (
+	DefaultOpenAIUpstream    = "https://api.openai.com/v1"
+	DefaultAnthropicUpstream = "https://api.anthropic.com"
+)
+
+// DefaultDir is the snapshot folder used when Config.Dir is empty.
+const DefaultDir = ".ai-snapshots"
+
+// DefaultManifestInterval is the most often the manifest is rewritten
+// while calls are recorded (DESIGN §11 "Record lifecycle").
+const DefaultManifestInterval = time.Second
+
+// Config configures a Recorder. Every zero value works: the zero Config
+// records into ./.ai-snapshots against the public OpenAI and Anthropic APIs.
+type Config struct {
+	// Dir is the snapshot folder ("" = ./.ai-snapshots). It is created when
+	// missing. The caller holds its lock (snapshot.Store.Lock) for the run.
+	Dir string
+	// Display names the folder in findings and messages ("" = Dir).
+	Display string
+	// OpenAIUpstream is the OpenAI (or OpenAI-compatible) base URL,
+	// including its /v1 ("" = DefaultOpenAIUpstream).
+	OpenAIUpstream string
+	// AnthropicUpstream is the Anthropic base URL, without /v1
+	// ("" = DefaultAnthropicUpstream).
+	AnthropicUpstream string
+	// Check configures the pre-write checks (the policy config).
+	Check check.Options
+	// OnlyMissing serves calls that already have a valid snapshot from the
+	// set without contacting the upstream, and records only the others.
+	// New fails with an *InvalidSetError when the set does not pass every
+	// static check.
+	OnlyMissing bool
+	// AllowHosts are extra Host names the server accepts (--allow-host).
+	AllowHosts []string
+	// Transport sends requests upstream (nil = a clone of
+	// http.DefaultTransport, which honours SSL_CERT_FILE / SSL_CERT_DIR and
+	// the proxy environment variables).
+	Transport http.RoundTripper
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+	// ManifestInterval is the least time between two manifest rewrites
+	// while recording (0 = DefaultManifestInterval; < 0 = only at Finish).
+	ManifestInterval time.Duration
+	// Log receives one line per noteworthy event (nil = discarded). Every
+	// line is redacted.
+	Log io.Writer
+}
+
+// InvalidSetError is returned by New in OnlyMissing mode when the set fails
+// a static check: the command must not start (DESIGN §11 "Replay").
+type InvalidSetError struct {
+	Display  string
+	Findings check.Findings
+}
+
+func (e *InvalidSetError) Error() string {
+	return fmt.Sprintf("%s fails %d static check(s); --only-missing serves only a valid set", e.Display, e.Findings.Errors())
+}
+
+// Recorder is the recording proxy. Create it with New, serve Handler, then
+// call Finish once the application is done.
+type Recorder struct {
+	cfg       Config
+	store     *snapshot.Store
+	display   string
+	openai    *url.URL
+	anthropic *url.URL
+	transport http.RoundTripper
+	proxy     *httputil.ReverseProxy
+	handler   http.Handler
+	now       func() time.Time
+	started   time.Time
+	index     *replay.Index // OnlyMissing: the set served to hits
+
+	mu         sync.Mutex
+	existing   map[string]*check.Snapshot // valid snapshots at start, by key
+	byID       map[string]idOwner         // every known id → its key
+	entries    map[string]snapshot.ManifestEntry
+	allRels    map[string]string // every snapshot file on disk at start: rel → id
+	run        map[string]*keyState
+	requested  map[string]bool // ids requested in this run
+	problems   []*Problem
+	problemIdx map[string]*Problem
+	counts     counts
+	dirty      bool
+
+	logMu        sync.Mutex
+	mmu          sync.Mutex // serializes manifest writes
+	lastManifest *snapshot.Manifest
+	manifestErr  error
+
+	stop     chan struct{}
+	flushed  chan struct{}
+	finishMu sync.Mutex
+	summary  *Summary
+}
+
+type idOwner struct {
+	key, rel string
+}
+
+// keyState is what this run knows about one request key. mu serializes the
+// commits of the key; ok is also read under Recorder.mu (summary).
+type keyState struct {
+	mu       sync.Mutex
+	provider string
+	rel      string
+	answered bool            // a complete answer arrived
+	fields   provider.Fields // the first complete answer
+	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
+	source   snapshot.Source // the source of the stored record
+	rec      map[string]any  // the stored record (for source-only rewrites)
+	served   bool            // answered from the set (--only-missing)
+}
+
+func (s *keyState) isOK() bool { return s.okFlag.Load() }
+func (s *keyState) setOK()     { s.okFlag.Store(true) }
+
+type counts struct {
+	calls, recorded, changed, sourceUpdated, unchanged, served int
+	tokens                                                     int64
+}
+
+// New loads the snapshot set of cfg.Dir (the set's valid snapshots are what
+// re-recording compares against) and returns a Recorder. The caller should
+// hold the set's lock. It starts the periodic manifest writer; call Finish.
+func New(cfg Config) (*Recorder, error) {
+	r := &Recorder{
+		cfg:        cfg,
+		now:        cfg.Now,
+		existing:   map[string]*check.Snapshot{},
+		byID:       map[string]idOwner{},
+		entries:    map[string]snapshot.ManifestEntry{},
+		allRels:    map[string]string{},
+		run:        map[string]*keyState{},
+		requested:  map[string]bool{},
+		problemIdx: map[string]*Problem{},
+		stop:       make(chan struct{}),
+		flushed:    make(chan struct{}),
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.started = r.now()
+	dir := cfg.Dir
+	if dir == "" {
+		dir = DefaultDir
+	}
+	r.store = &snapshot.Store{Dir: dir}
+	r.display = cfg.Display
+	if r.display == "" {
+		r.display = filepath.ToSlash(dir)
+	}
+	var err error
+	if r.openai, err = ParseUpstream(cfg.OpenAIUpstream, DefaultOpenAIUpstream); err != nil {
+		return nil, fmt.Errorf("openai upstream: %w", err)
+	}
+	if r.anthropic, err = ParseUpstream(cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
+		return nil, fmt.Errorf("anthropic upstream: %w", err)
+	}
+	r.transport = cfg.Transport
+	if r.transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		r.transport = t
+	}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	r.proxy = &httputil.ReverseProxy{
+		Rewrite:        r.rewrite,
+		Transport:      r.transport,
+		FlushInterval:  -1,
+		ModifyResponse: r.modifyResponse,
+		ErrorHandler:   r.errorHandler,
+		ErrorLog:       log.New(io.Discard, "", 0),
+	}
+	r.handler = serve.Guard(http.HandlerFunc(r.serveHTTP), cfg.AllowHosts, guardError)
+	interval := cfg.ManifestInterval
+	if interval == 0 {
+		interval = DefaultManifestInterval
+	}
+	go r.flushLoop(interval)
+	return r, nil
+}
+
+// ParseUpstream validates an upstream base URL (def when s is empty): an
+// absolute http or https URL without user info or fragment. A trailing
+// slash is removed.
+func ParseUpstream(s, def string) (*url.URL, error) {
+	if s == "" {
+		s = def
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q must be an http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%q has no host", s)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%q must not carry credentials; the application's own API key is passed through", redactURL(u))
+	}
+	u.Fragment = ""
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+	return u, nil
+}
+
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// Upstreams returns the upstream base URLs in use.
+func (r *Recorder) Upstreams() (openai, anthropic string) {
+	return r.openai.String(), r.anthropic.String()
+}
+
+// Handler is the proxy wrapped in the shared server safety rules
+// (serve.Guard: Host check, CONNECT and absolute-form refusal, body cap).
+func (r *Recorder) Handler() http.Handler { return r.handler }
+
+// load reads the existing set: valid snapshots by key, every id, and the
+// manifest entries to merge with.
+func (r *Recorder) load() error {
+	fi, err := os.Lstat(r.store.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if r.cfg.OnlyMissing {
+			r.index = replay.NewIndex(nil)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", r.display)
+	}
+	set, err := check.CheckSet(r.store, r.display, r.cfg.Check, nil)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.display, err)
+	}
+	if r.cfg.OnlyMissing {
+		var errs check.Findings
+		for _, f := range set.Findings {
+			// An empty folder (no files, no manifest yet) is an empty set.
+			if f.Severity != check.Error || (f.Rule == check.RuleManifestMissing && set.Files == 0) {
+				continue
+			}
+			errs = append(errs, f)
+		}
+		if len(errs) > 0 {
+			return &InvalidSetError{Display: r.display, Findings: errs}
+		}
+		r.index = replay.NewIndex(set)
+	}
+	valid := map[string]bool{}
+	for _, s := range set.Snapshots {
+		r.byID[s.Record.ID] = idOwner{key: s.Key, rel: s.Rel}
+		if s.Errors == 0 {
+			r.existing[s.Key] = s
+			valid[s.Rel] = true
+			r.entries[s.Rel] = snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash}
+		}
+	}
+	for _, rel := range set.Rels {
+		_, id, _ := snapshot.ValidRelPath(rel)
+		r.allRels[rel] = id
+	}
+	if m := set.Manifest; m != nil {
+		r.lastManifest = m
+		// Keep the entries of files this run cannot vouch for (invalid or
+		// missing): record never removes anything from the set.
+		for _, e := range m.Entries {
+			if _, _, ok := snapshot.ValidRelPath(e.File); !ok || valid[e.File] {
+				continue
+			}
+			if _, taken := r.entries[e.File]; !taken {
+				r.entries[e.File] = e
+			}
+		}
+	}
+	return nil
+}
+
+// guardError answers a request refused by serve.Guard in its provider's
+// error shape.
+func guardError(w http.ResponseWriter, req *http.Request, status int, msg string) {
+	p := replay.ProviderOf(req)
+	replay.WriteError(w, p, status, errorType(p, status), "", "traceforge record: "+msg)
+}
+
+func errorType(p provider.Name, status int) string {
+	if p == provider.Anthropic {
+		switch status {
+		case http.StatusForbidden:
+			return "permission_error"
+		case http.StatusRequestEntityTooLarge:
+			return "request_too_large"
+		case http.StatusNotFound:
+			return "not_found_error"
+		case http.StatusBadGateway, http.StatusInternalServerError:
+			return "api_error"
+		}
+		return "invalid_request_error"
+	}
+	if status >= 500 {
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func (r *Recorder) logf(format string, args ...any) {
+	if r.cfg.Log == nil {
+		return
+	}
+	line := check.Redact(fmt.Sprintf(format, args...))
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	fmt.Fprintln(r.cfg.Log, line)
+}
