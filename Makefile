@@ -5,16 +5,32 @@ LDFLAGS   := -X github.com/traceforge/traceforge/internal/cli.Version=$(VERSION)
 BIN       := bin/traceforge
 FUZZTIME  ?= 10s
 
-.PHONY: build install test unit e2e lint fuzz bench stress tidy-check demo clean
+.PHONY: build install test unit e2e lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceforge
+	$(GO) build -o bin/tf-fake-upstream ./cmd/tf-fake-upstream
+	$(GO) build -o bin/demo-app ./examples/demo
+
+# Record the example app against the bundled fake upstream, verify offline, show drift.
+demo: build
+	./scripts/demo.sh
+
+# The project's own snapshots (.ai-snapshots/, from examples/demo) verified
+# statically and by replaying the demo app offline.
+selfcheck: build
+	bin/traceforge verify
+	env -u OPENAI_API_KEY bin/traceforge verify --fail-on-unused -- bin/demo-app
+
+# Re-record the project's own snapshots (after changing examples/demo).
+selfrecord: build
+	./scripts/selfrecord.sh
 
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/traceforge
 
 # The whole suite: unit, CLI scripts, end to end with the real SDKs.
-test: unit e2e
+test: unit selfcheck e2e
 
 unit:
 	$(GO) test -race -count=1 ./...
