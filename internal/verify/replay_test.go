@@ -3,9 +3,11 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
@@ -280,5 +282,36 @@ func TestReplayReportGolden(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestReplayLatencyAndGuard(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{})
+	calls := table()[:1]
+	rec := recordTable(t, up, calls)
+	_, set := loadSet(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Latency: true})
+	srv := httptest.NewServer(rs.Handler())
+	defer srv.Close()
+	start := time.Now()
+	if resp, _ := send(t, srv.URL, calls[0], calls[0].body, nil); resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	if d := time.Since(start); d < 12*time.Millisecond {
+		t.Errorf("answered after %v, recorded latency is 12ms", d)
+	}
+	// DNS rebinding: a non-loopback Host is refused in the provider's shape.
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", strings.NewReader("{}"))
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 || resp.Header.Get("x-should-retry") != "false" {
+		t.Fatalf("foreign Host: %d", resp.StatusCode)
+	}
+	if up.Requests() != 1 {
+		t.Fatalf("upstream contacted during replay")
 	}
 }
