@@ -237,13 +237,15 @@ func (a *anthropicAssembler) Done() (map[string]any, error) {
 		return nil, fmt.Errorf("%w: no message_stop after %d events", ErrBrokenStream, a.sse.count)
 	}
 	idx := make([]int64, 0, len(a.blocks))
-	for i, bs := range a.blocks {
-		if bs.jsonMode {
-			return nil, fmt.Errorf("%w: block %d has no content_block_stop", ErrBrokenStream, i)
-		}
+	for i := range a.blocks {
 		idx = append(idx, i)
 	}
 	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
+	for _, i := range idx {
+		if a.blocks[i].jsonMode {
+			return nil, fmt.Errorf("%w: block %d has no content_block_stop", ErrBrokenStream, i)
+		}
+	}
 	body := deepCopy(a.msg).(map[string]any)
 	content := make([]any, 0, len(idx))
 	for _, i := range idx {

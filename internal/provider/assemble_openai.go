@@ -391,16 +391,18 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 		return nil, fmt.Errorf("%w: no choices in %d events", ErrBrokenStream, a.sse.count)
 	}
 	idx := make([]int64, 0, len(a.choices))
-	for i, c := range a.choices {
-		if c.finish == "" {
+	for i := range a.choices {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
+	for _, i := range idx {
+		if a.choices[i].finish == "" {
 			return nil, fmt.Errorf("%w: choice %d has no finish_reason", ErrBrokenStream, i)
 		}
-		idx = append(idx, i)
 	}
 	if !a.sawDone && a.usageKey && a.usage == nil {
 		return nil, fmt.Errorf("%w: stream ended before its usage chunk and [DONE]", ErrBrokenStream)
 	}
-	sort.Slice(idx, func(i, j int) bool { return idx[i] < idx[j] })
 
 	body := make(map[string]any, len(a.meta)+3)
 	for k, v := range a.meta {

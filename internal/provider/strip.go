@@ -49,9 +49,15 @@ func (s *usageStripper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// strayLF is the "\n" of a "\r\n" split across writes: it belongs to the
-// event already handled, so it follows that event's fate.
+// strayLF is the "\n" of a "\r\n" split across writes. Inside an event it
+// joins that event's bytes; after an event's blank line it belongs to the
+// event already handled and follows its fate.
 func (s *usageStripper) strayLF() error {
+	if len(s.spans) > 0 {
+		s.raw = append(s.raw, '\n')
+		s.spans[len(s.spans)-1].eolEnd++
+		return nil
+	}
 	if s.lastDropped {
 		return nil
 	}
