@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdio "io"
 	"net"
 	"net/url"
 	"strings"
@@ -157,6 +158,10 @@ func recordRun(o *recordOptions) error {
 		allow = append(allow, h)
 	}
 
+	var callLog stdio.Writer // server mode: one line per snapshot or problem as it happens
+	if len(o.Command) == 0 {
+		callLog = io.ErrOut
+	}
 	rec, err := record.New(record.Config{
 		Dir:               dir,
 		Display:           display,
@@ -166,6 +171,7 @@ func recordRun(o *recordOptions) error {
 		OnlyMissing:       o.OnlyMissing,
 		AllowHosts:        allow,
 		Now:               now,
+		Log:               callLog,
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
@@ -219,6 +225,7 @@ func recordRun(o *recordOptions) error {
 		return nil
 	}
 
+	fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
 	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
 	stopServer()
 	sum := rec.Finish()

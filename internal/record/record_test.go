@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -966,4 +967,80 @@ func TestPrune(t *testing.T) {
 		t.Errorf("left %v", left)
 	}
 	verifySet(t, dir)
+}
+
+// gzipUpstream serves the fake's answers gzip-compressed, streams included
+// (the fake itself only compresses JSON).
+func gzipUpstream(t *testing.T) *httptest.Server {
+	fake := fakeupstream.New(fakeupstream.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		fake.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(rec.Code)
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(rec.Body.Bytes())
+		_ = zw.Close()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestGzipStreams(t *testing.T) {
+	up := gzipUpstream(t)
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, ManifestInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rec.Handler())
+	defer srv.Close()
+	gz := map[string]string{"Accept-Encoding": "gzip"}
+
+	// Anthropic stream: the application gets the gzip bytes as sent.
+	r, err := send(srv.URL+"/v1/messages", streamed(anthropicMsg("Zipped stream")), gz)
+	if err != nil || r.status != 200 || r.header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("anthropic: %v %d %q", err, r.status, r.header.Get("Content-Encoding"))
+	}
+	if _, err := gzip.NewReader(bytes.NewReader(r.body)); err != nil {
+		t.Errorf("anthropic stream not passed through compressed: %v", err)
+	}
+
+	// OpenAI stream without include_usage: the proxy strips usage, so the
+	// application gets the stream decoded.
+	r2, err := send(srv.URL+"/v1/chat/completions", streamed(openaiChat("Zipped chat stream")), gz)
+	if err != nil || r2.status != 200 {
+		t.Fatalf("openai: %v %d", err, r2.status)
+	}
+	if r2.header.Get("Content-Encoding") != "" {
+		t.Errorf("stripped stream still marked %q", r2.header.Get("Content-Encoding"))
+	}
+	if bytes.Contains(r2.body, []byte(`"usage"`)) || !bytes.Contains(r2.body, []byte("[DONE]")) {
+		t.Errorf("stripped stream:\n%s", r2.body)
+	}
+	srv.Close()
+	s := rec.Finish()
+	if s.Failed() || s.Recorded != 2 {
+		t.Fatalf("want both recorded:\n%s", summaryText(s))
+	}
+	verifySet(t, dir)
+}
+
+func TestRequestBodyCap(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, fake, nil)
+	big := append([]byte(`{"model":"x","messages":[{"role":"user","content":"`), bytes.Repeat([]byte("a"), 33<<20)...)
+	big = append(big, `"}]}`...)
+	r, err := send(p.srv.URL+"/v1/chat/completions", big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.status != http.StatusRequestEntityTooLarge || fake.Requests() != 0 {
+		t.Errorf("status %d, upstream requests %d", r.status, fake.Requests())
+	}
 }
