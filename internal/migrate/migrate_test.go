@@ -605,6 +605,21 @@ func TestFolderStates(t *testing.T) {
 			t.Error("files written")
 		}
 	})
+	t.Run("stray file", func(t *testing.T) {
+		dir := setup(t, "valid-openai")
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := tree(t, dir, true)
+		_, err := Run(opts(dir, false))
+		var re *RefusedError
+		if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].File != display+"/notes.txt" {
+			t.Fatalf("err = %v", err)
+		}
+		if after := tree(t, dir, true); !reflect.DeepEqual(before, after) {
+			t.Error("files written")
+		}
+	})
 	t.Run("migrated set", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 		if _, err := snapshotSet(dir); err != nil {

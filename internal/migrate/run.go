@@ -196,7 +196,7 @@ func Run(o Options) (*Result, error) {
 		if _, isSource := src.Files[rel]; isSource {
 			continue
 		}
-		if _, planned := set.Files[rel]; !planned {
+		if _, planned := set.Files[rel]; !planned || onDisk[rel] == nil {
 			res.Problems = append(res.Problems, Problem{File: path.Join(display, rel), Rule: check.RuleUnexpectedFile,
 				Message: "is not part of this migration; the folder mixes two sets",
 				Fix:     "move the file out of the folder, then rerun"})
@@ -240,6 +240,8 @@ func load(st *snapshot.Store, display, from, to string) (*Set, map[string][]byte
 		switch e.Kind {
 		case snapshot.EntryLegacy:
 			legacy = true
+		case snapshot.EntryUnexpected:
+			onDisk[e.Rel] = nil // reported as not part of the migration
 		case snapshot.EntryManifest:
 			manifest = true
 			fallthrough
@@ -284,10 +286,15 @@ func load(st *snapshot.Store, display, from, to string) (*Set, map[string][]byte
 			return nil, nil, fmt.Errorf("%w: %s is format %s, not %s", ErrVersionMismatch, display, orUnreadable(v), from)
 		}
 		files := make(map[string][]byte, len(onDisk))
+		rest := map[string][]byte{}
 		for k, d := range onDisk {
-			files[k] = d
+			if d == nil {
+				rest[k] = nil
+			} else {
+				files[k] = d
+			}
 		}
-		return &Set{Version: from, Files: files}, map[string][]byte{}, nil
+		return &Set{Version: from, Files: files}, rest, nil
 	}
 	return nil, nil, fmt.Errorf("%w: %s holds neither %s nor %s", ErrNoSet, display, snapshot.LegacyName, snapshot.ManifestName)
 }
