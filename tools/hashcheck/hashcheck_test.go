@@ -83,7 +83,8 @@ func edgeItems() []snapshottest.Item {
 		"ｱ", obj("type", "string", "description", "halfwidth katakana (U+FF71) sorts after 😀 in UTF-16"),
 		"😀", obj("type", "string", "description", "surrogate pair D83D DE00"),
 		"é", obj("type", "string"), "e\u0301", obj("type", "string"), "Z", obj("type", "string"), "a", obj("type", "string"),
-		"\u0080", obj("type", "string"), "\u007f", obj("type", "string"))
+		"\u0080", obj("type", "string"), "\u007f", obj("type", "string"),
+		"__proto__", obj("type", "string", "description", "an ordinary member in JSON, not a prototype"), "constructor", obj("type", "string"))
 	tools := []any{obj("type", "function", "function", obj("name", "get_weather", "description", "Weather </script> & \"quotes\"",
 		"parameters", obj("type", "object", "properties", props, "required", []any{"city"})))}
 	system := obj("role", "system", "content", "Use tools. Ünïcødé ✓ — \u2028 line separator, \u0001 control, tab\t, back\\slash, \"quote\"")
