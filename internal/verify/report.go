@@ -187,7 +187,7 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintf(w, "  %s if the change is intended, record it: traceforge record --only-missing -- <your command>, and commit the snapshot folder\n\n", st.dim("fix:"))
 	}
 	for _, l := range r.Live {
-		if !l.Failed && len(l.Notes) == 0 && !l.ByPolicy {
+		if !l.Failed && len(l.Notes) == 0 && !l.ByPolicy && len(l.Errors) == 0 {
 			continue
 		}
 		mark := st.red("✗")
