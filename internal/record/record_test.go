@@ -1044,3 +1044,70 @@ func TestRequestBodyCap(t *testing.T) {
 		t.Errorf("status %d, upstream requests %d", r.status, fake.Requests())
 	}
 }
+
+// An agent loop (tool call, tool result, answer) re-recorded: the provider
+// picks new tool-call ids every run, yet the keys, the lineage and every byte
+// on disk stay the same.
+func TestAgentLoopRerecordIsStable(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	loop := func(p *proxy) {
+		// OpenAI
+		first := withTools("openai", openaiChat("What is the weather in Paris?"))
+		r := p.do("/v1/chat/completions", first, nil)
+		var body map[string]any
+		_ = json.Unmarshal(r.body, &body)
+		msg := body["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+		call := msg["tool_calls"].([]any)[0].(map[string]any)
+		follow := withTools("openai", openaiChat("What is the weather in Paris?"))
+		follow["messages"] = append(follow["messages"].([]any), msg,
+			map[string]any{"role": "tool", "tool_call_id": call["id"], "content": "18°C, sunny"})
+		if r := p.do("/v1/chat/completions", follow, nil); r.status != 200 {
+			t.Fatalf("follow-up: %d %s", r.status, r.body)
+		}
+		// Anthropic
+		a := withTools("anthropic", anthropicMsg("What is the weather in Oslo?"))
+		r = p.do("/v1/messages", a, nil)
+		_ = json.Unmarshal(r.body, &body)
+		var use map[string]any
+		for _, b := range body["content"].([]any) {
+			if bm := b.(map[string]any); bm["type"] == "tool_use" {
+				use = bm
+			}
+		}
+		af := withTools("anthropic", anthropicMsg("What is the weather in Oslo?"))
+		af["messages"] = append(af["messages"].([]any),
+			map[string]any{"role": "assistant", "content": body["content"]},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": use["id"], "content": "-3°C, snow"}}})
+		if r := p.do("/v1/messages", af, nil); r.status != 200 {
+			t.Fatalf("anthropic follow-up: %d %s", r.status, r.body)
+		}
+	}
+	p := newProxy(t, dir, fake, nil)
+	loop(p)
+	if s := p.finish(); s.Failed() || s.Recorded != 4 {
+		t.Fatalf("first run:\n%s", summaryText(s))
+	}
+	set := verifySet(t, dir)
+	turns := 0
+	for _, s := range set.Snapshots {
+		if s.Record.ParentID != "" {
+			turns++
+		}
+	}
+	if turns != 2 {
+		t.Errorf("%d snapshots with lineage, want 2", turns)
+	}
+	before := files(t, dir)
+	p = newProxy(t, dir, fake, nil)
+	loop(p)
+	if s := p.finish(); s.Failed() || s.Unchanged != 4 {
+		t.Fatalf("second run:\n%s", summaryText(s))
+	}
+	after := files(t, dir)
+	for rel, b := range before {
+		if rel != ".lock" && !bytes.Equal(b, after[rel]) {
+			t.Errorf("%s changed", rel)
+		}
+	}
+}
