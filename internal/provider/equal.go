@@ -1,13 +1,12 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Equal is the one equality of DESIGN §11: re-record "unchanged", in-run
@@ -119,85 +118,14 @@ func strOrJSON(v any) string {
 	return canonical(v)
 }
 
-// canonical returns a canonical JSON text of v: object keys sorted, numbers
-// written in one spelling (integers as digits, others in Go's shortest
-// 'g' form), no insignificant whitespace, no HTML escaping.
+// canonical returns the RFC 8785 text of v (the same bytes ids and hashes
+// are computed over), for comparing values.
 func canonical(v any) string {
-	var b strings.Builder
-	writeCanonical(&b, v)
-	return b.String()
-}
-
-func writeCanonical(b *strings.Builder, v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			ks, _ := marshal(k)
-			b.Write(ks)
-			b.WriteByte(':')
-			writeCanonical(b, t[k])
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
-	case json.Number:
-		b.WriteString(canonicalNumber(string(t)))
-	case float64:
-		b.WriteString(canonicalNumber(strconv.FormatFloat(t, 'g', -1, 64)))
-	default:
-		s, err := marshal(t)
-		if err != nil {
-			fmt.Fprintf(b, "%v", t)
-			return
-		}
-		b.Write(s)
+	b, err := snapshot.Canonical(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
 	}
-}
-
-func canonicalNumber(s string) string {
-	if isIntLiteral(s) {
-		if s == "-0" {
-			return "0"
-		}
-		return s
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return s
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func isIntLiteral(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	return string(b)
 }
 
 // stringChange shows a changed string: whole when short, otherwise a window

@@ -14,8 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Name is a provider folder name in a snapshot set.
@@ -129,14 +130,9 @@ func Decode(data []byte) (map[string]any, error) {
 }
 
 func decodeValue(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := snapshot.Decode(data)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: trailing data after JSON value", ErrMalformed)
 	}
 	return v, nil
 }
