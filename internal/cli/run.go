@@ -88,10 +88,3 @@ func mergeEnv(base, extra []string) []string {
 	return append(out, extra...)
 }
 
-// envOr returns the value of name in io's environment, or def.
-func envOr(io *IOStreams, name, def string) string {
-	if v := io.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
