@@ -154,7 +154,7 @@ func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s
 	r.mu.Lock()
 	r.counts.served++
 	if st := r.run[c.req.Key]; st == nil {
-		st = &keyState{provider: s.Provider, rel: s.Rel, served: true}
+		st = &keyState{provider: s.Provider, rel: s.Rel}
 		st.setOK()
 		r.run[c.req.Key] = st
 	}

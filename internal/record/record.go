@@ -147,7 +147,6 @@ type keyState struct {
 	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
 	source   snapshot.Source // the source of the stored record
 	rec      map[string]any  // the stored record (for source-only rewrites)
-	served   bool            // answered from the set (--only-missing)
 }
 
 func (s *keyState) isOK() bool { return s.okFlag.Load() }
