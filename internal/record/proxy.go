@@ -315,7 +315,7 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	resp.Header.Set(HeaderSnapshotID, c.req.ID())
-	t := &tee{r: r, c: c, resp: resp, src: resp.Body}
+	t := &tee{r: r, c: c, src: resp.Body}
 	ct := strings.ToLower(resp.Header.Get("Content-Type"))
 	t.sse = strings.HasPrefix(ct, "text/event-stream")
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/provider"
@@ -20,10 +19,9 @@ import (
 // set (the proxy added include_usage), the application gets the stream
 // rewritten by provider.NewUsageStripper instead, uncompressed.
 type tee struct {
-	r    *Recorder
-	c    *call
-	resp *http.Response
-	src  io.ReadCloser
+	r   *Recorder
+	c   *call
+	src io.ReadCloser
 
 	sse          bool
 	encoding     string // Content-Encoding of src ("" = identity)
