@@ -1,0 +1,59 @@
+// End-to-end client for the `@anthropic-ai/sdk` npm SDK:
+// node anthropic.mjs plain|stream|tool. The SDK reads ANTHROPIC_BASE_URL
+// (without /v1) and ANTHROPIC_API_KEY. The SDK's middleware chain drops the
+// caller's async stack frames, so the client is wrapped with traceable() as
+// well as given traceforgeFetch.
+import Anthropic from '@anthropic-ai/sdk';
+import { traceable, traceforgeFetch } from './traceforge-source.mjs';
+import * as s from './common.mjs';
+
+const client = traceable(new Anthropic({ fetch: traceforgeFetch() }));
+
+function params(messages) {
+  return { model: s.ANTHROPIC_MODEL, messages, temperature: 0, max_tokens: s.MAX_TOKENS };
+}
+
+function describe(lines, prefix, msg) {
+  let text = '';
+  for (const b of msg.content) {
+    if (b.type === 'text') text += b.text;
+    if (b.type === 'tool_use') lines.push(`${prefix}tool_call: ${b.name} ${s.canonical(b.input)}`);
+  }
+  lines.push(`${prefix}content: ${s.quote(text)}`);
+  lines.push(`${prefix}stop_reason: ${msg.stop_reason}`);
+  const u = msg.usage;
+  lines.push(`${prefix}tokens: ${u.input_tokens + u.output_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0)}`);
+}
+
+async function plain(lines) {
+  const msg = await client.messages.create(params([{ role: 'user', content: s.prompt('plain') }]));
+  describe(lines, '', msg);
+}
+
+async function stream(lines) {
+  const st = client.messages.stream(params([{ role: 'user', content: s.prompt('stream') }]));
+  describe(lines, '', await st.finalMessage());
+}
+
+// agent: the model asks for get_weather, we run it and send the result back.
+async function agent(lines) {
+  const messages = [{ role: 'user', content: s.prompt('tool') }];
+  const tools = [{ name: s.TOOL_NAME, description: s.TOOL_DESCRIPTION, input_schema: s.TOOL_SCHEMA }];
+  for (let turn = 1; turn <= 3; turn++) {
+    const msg = await client.messages.create({ ...params(messages), tools });
+    describe(lines, `turn ${turn}: `, msg);
+    const uses = msg.content.filter((b) => b.type === 'tool_use');
+    if (uses.length === 0) return;
+    messages.push({ role: 'assistant', content: msg.content });
+    messages.push({
+      role: 'user',
+      content: uses.map((b) => ({ type: 'tool_result', tool_use_id: b.id, content: s.runTool(b.name, b.input) })),
+    });
+  }
+  lines.push('no final answer after 3 turns');
+}
+
+await s.main('anthropic-node', async (mode, lines) => {
+  const run = { plain, stream, tool: agent }[mode];
+  await run(lines);
+});
