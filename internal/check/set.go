@@ -83,7 +83,7 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 		res.Rels = append(res.Rels, e.Rel)
 	}
 	if haveLegacy {
-		res.Findings = append(res.Findings, legacyFinding(st, disp(snapshot.LegacyName), haveManifest, opts))
+		res.Findings = append(res.Findings, legacyFinding(st, disp(snapshot.LegacyName), haveManifest || len(files) > 0, opts))
 	}
 
 	// Check files concurrently; results keep the sorted order.
@@ -166,10 +166,12 @@ func readFinding(display string, err error) Finding {
 	return f
 }
 
-func legacyFinding(st *snapshot.Store, display string, haveManifest bool, opts Options) Finding {
-	if haveManifest {
+// legacyFinding reports snapshots.json: next to any 1.0.0 file or manifest
+// it is an interrupted migration, alone it is a legacy set.
+func legacyFinding(st *snapshot.Store, display string, haveNew bool, opts Options) Finding {
+	if haveNew {
 		return Finding{File: display, Rule: RuleMigration, Severity: Error,
-			Message: "unfinished migration: the 0.9.0 file is still next to a 1.0.0 manifest",
+			Message: "unfinished migration: the 0.9.0 file is still next to 1.0.0 snapshots",
 			Fix:     "rerun: traceforge snapshot migrate --from 0.9.0 --to " + snapshot.Version}
 	}
 	data, err := st.ReadRel(snapshot.LegacyName, snapshot.MaxManifestSize)

@@ -212,3 +212,30 @@ func TestWriteMiss(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupRequestHeaderlessSnapshots(t *testing.T) {
+	migrated := snapshottest.AnthropicMessage("legacy question")
+	migrated.Headers = nil // 0.9.0 never stored request headers
+	recorded := snapshottest.AnthropicMessage("recorded question")
+	ix := NewIndex(loadSet(t, migrated, recorded))
+	h := http.Header{}
+	h.Set("anthropic-version", "2026-10-21")
+	parse := func(it snapshottest.Item) *Request {
+		r, err := Parse("POST", "/v1/messages", h, reqBody(t, it, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if s := ix.LookupRequest(parse(migrated)); s == nil {
+		t.Fatal("a snapshot without request_headers must match whatever anthropic-version the SDK sends")
+	}
+	// A snapshot that stored its headers keeps them in the key.
+	if s := ix.LookupRequest(parse(recorded)); s != nil {
+		t.Fatal("recorded with anthropic-version 2023-06-01, requested with 2026-10-21: must miss")
+	}
+	h.Set("anthropic-version", "2023-06-01")
+	if s := ix.LookupRequest(parse(recorded)); s == nil {
+		t.Fatal("same headers must hit")
+	}
+}

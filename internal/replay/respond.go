@@ -71,6 +71,25 @@ func (ix *Index) Lookup(key string) *check.Snapshot {
 	return s
 }
 
+// LookupRequest finds the snapshot of req and counts a hit; nil on a miss.
+// A snapshot that stores no request_headers (only migrated 0.9.0 snapshots:
+// that format never kept them) also matches a request whose key differs
+// only by its anthropic-version/anthropic-beta headers — every Anthropic SDK
+// sends them, so such snapshots could never replay otherwise.
+func (ix *Index) LookupRequest(req *Request) *check.Snapshot {
+	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
+		return s
+	}
+	key, err := snapshot.RequestKey(string(req.Provider), req.Body, nil)
+	if err != nil {
+		return nil
+	}
+	if s := ix.byKey[key]; s != nil && len(s.Record.RequestHeaders) == 0 {
+		return ix.Lookup(key)
+	}
+	return nil
+}
+
 // Hits returns how often key was looked up successfully.
 func (ix *Index) Hits(key string) int {
 	ix.mu.Lock()

@@ -92,7 +92,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+reason)
 		return
 	}
-	snap := s.ix.Lookup(req.Key)
+	snap := s.ix.LookupRequest(req)
 	if snap == nil {
 		var src *snapshot.Source
 		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
