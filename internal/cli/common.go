@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"net/url"
+	"strings"
+
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/traceforge/traceforge/internal/serve"
 
 	"github.com/traceforge/traceforge/internal/check"
 )
@@ -39,4 +44,35 @@ func loadConfig(root string) (*check.Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// resolveUpstreams picks each provider's upstream base URL (DESIGN §11): the
+// flag, else TRACEFORGE_<P>_UPSTREAM, else the <P>_BASE_URL already in the
+// environment (an app pointed at vLLM or a gateway is recorded against it),
+// else the public API. record and verify --live share it.
+func resolveUpstreams(io *IOStreams, openaiFlag, anthropicFlag string) (openai, anthropic *url.URL, err error) {
+	pick := func(flag, name, def string) (*url.URL, error) {
+		v, from := flag, "--"+strings.ToLower(name)+"-upstream"
+		if v == "" {
+			v, from = io.Getenv("TRACEFORGE_"+name+"_UPSTREAM"), "TRACEFORGE_"+name+"_UPSTREAM"
+		}
+		if v == "" {
+			v, from = io.Getenv(name+"_BASE_URL"), name+"_BASE_URL"
+		}
+		if v == "" {
+			v, from = def, "default"
+		}
+		u, err := serve.ParseUpstream(v, def)
+		if err != nil {
+			return nil, usageErr("e.g. "+from+" "+def, "%s upstream (from %s): %v", name, from, err)
+		}
+		return u, nil
+	}
+	if openai, err = pick(openaiFlag, "OPENAI", serve.DefaultOpenAIUpstream); err != nil {
+		return nil, nil, err
+	}
+	if anthropic, err = pick(anthropicFlag, "ANTHROPIC", serve.DefaultAnthropicUpstream); err != nil {
+		return nil, nil, err
+	}
+	return openai, anthropic, nil
 }

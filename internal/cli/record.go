@@ -82,35 +82,14 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	return cmd
 }
 
-// recordUpstream resolves one upstream: flag, else TRACEFORGE_<P>_UPSTREAM, else
-// the <P>_BASE_URL already in the environment, else the public API.
-func recordUpstream(io *IOStreams, flag, name, def string) (value, from string) {
-	if flag != "" {
-		return flag, "--" + strings.ToLower(name) + "-upstream"
-	}
-	if v := io.Getenv("TRACEFORGE_" + name + "_UPSTREAM"); v != "" {
-		return v, "TRACEFORGE_" + name + "_UPSTREAM"
-	}
-	if v := io.Getenv(name + "_BASE_URL"); v != "" {
-		return v, name + "_BASE_URL"
-	}
-	return def, "default"
-}
-
 func recordRun(o *recordOptions) error {
 	io := o.IO
 	if o.Prune && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --prune -- COMMAND ARGS...", "--prune needs a command: only a complete run can tell which snapshots are unused")
 	}
-	oaURL, oaFrom := recordUpstream(io, o.OpenAIUpstream, "OPENAI", record.DefaultOpenAIUpstream)
-	anURL, anFrom := recordUpstream(io, o.AnthropicUpstream, "ANTHROPIC", record.DefaultAnthropicUpstream)
-	oa, err := record.ParseUpstream(oaURL, record.DefaultOpenAIUpstream)
+	oa, an, err := resolveUpstreams(io, o.OpenAIUpstream, o.AnthropicUpstream)
 	if err != nil {
-		return usageErr("e.g. --openai-upstream https://api.openai.com/v1", "OpenAI upstream (from %s): %v", oaFrom, err)
-	}
-	an, err := record.ParseUpstream(anURL, record.DefaultAnthropicUpstream)
-	if err != nil {
-		return usageErr("e.g. --anthropic-upstream https://api.anthropic.com", "Anthropic upstream (from %s): %v", anFrom, err)
+		return err
 	}
 	dir, display, root := o.Global.resolveDir(io)
 	cfg, err := loadConfig(root)

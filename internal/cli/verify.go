@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -353,35 +352,14 @@ type liveSetup struct {
 	openaiKey, anthropicKey string
 }
 
-// upstream resolves one upstream: the flag, else TRACEFORGE_<P>_UPSTREAM,
-// else <P>_BASE_URL, else the public API (DESIGN §11).
-func upstream(io *IOStreams, flagValue, flagName, tfEnv, baseEnv, def string) (string, error) {
-	v, from := flagValue, "--"+flagName
-	if v == "" {
-		v, from = io.Getenv(tfEnv), tfEnv
-	}
-	if v == "" {
-		v, from = io.Getenv(baseEnv), baseEnv
-	}
-	if v == "" {
-		v, from = def, ""
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return "", usageErr("give an http(s) base URL, e.g. "+def, "%s %q is not a valid upstream URL", from, v)
-	}
-	return strings.TrimRight(v, "/"), nil
-}
-
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	var s liveSetup
 	var err error
-	if s.openaiUp, err = upstream(o.IO, o.OpenAIUp, "openai-upstream", "TRACEFORGE_OPENAI_UPSTREAM", "OPENAI_BASE_URL", verify.DefaultOpenAIUpstream); err != nil {
+	oa, an, err := resolveUpstreams(o.IO, o.OpenAIUp, o.AnthropicUp)
+	if err != nil {
 		return nil, err
 	}
-	if s.anthropicUp, err = upstream(o.IO, o.AnthropicUp, "anthropic-upstream", "TRACEFORGE_ANTHROPIC_UPSTREAM", "ANTHROPIC_BASE_URL", verify.DefaultAnthropicUpstream); err != nil {
-		return nil, err
-	}
+	s.openaiUp, s.anthropicUp = oa.String(), an.String()
 	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
 	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
 	return &s, nil

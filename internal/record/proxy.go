@@ -108,7 +108,8 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		c.req = parsed
 		r.markRequested(parsed.ID())
 		if r.index != nil {
-			if s := r.index.Lookup(parsed.Key); s != nil {
+			if s := r.index.LookupRequest(parsed); s != nil {
+				r.markRequested(s.Record.ID) // differs for a header-less (migrated) snapshot
 				r.serveHit(w, req, c, s)
 				return
 			}
@@ -481,7 +482,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 	clientGone := req.Context().Err() != nil
 	if c != nil && !c.skip {
 		pr := &Problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
-			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", redactURL(base), err),
+			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", serve.RedactURL(base), err),
 			Fix:     "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"}
 		if clientGone {
 			pr.Kind = KindClientClosed
@@ -497,7 +498,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
-	body := provider.ErrorBody(p, errorType(p, http.StatusBadGateway), "", "traceforge record: upstream "+redactURL(base)+" could not be reached: "+err.Error())
+	body := provider.ErrorBody(p, errorType(p, http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+err.Error())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(append(body, '\n'))

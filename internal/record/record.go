@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,11 +31,10 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// The public APIs, used when no upstream is configured. The OpenAI base
-// includes /v1, the Anthropic one does not (the SDKs append /v1/messages).
+// The public APIs, used when no upstream is configured.
 const (
-	DefaultOpenAIUpstream    = "https://api.openai.com/v1"
-	DefaultAnthropicUpstream = "https://api.anthropic.com"
+	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
+	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
 )
 
 // DefaultDir is the snapshot folder used when Config.Dir is empty.
@@ -188,10 +186,10 @@ func New(cfg Config) (*Recorder, error) {
 		r.display = filepath.ToSlash(dir)
 	}
 	var err error
-	if r.openai, err = ParseUpstream(cfg.OpenAIUpstream, DefaultOpenAIUpstream); err != nil {
+	if r.openai, err = serve.ParseUpstream(cfg.OpenAIUpstream, DefaultOpenAIUpstream); err != nil {
 		return nil, fmt.Errorf("openai upstream: %w", err)
 	}
-	if r.anthropic, err = ParseUpstream(cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
+	if r.anthropic, err = serve.ParseUpstream(cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
 		return nil, fmt.Errorf("anthropic upstream: %w", err)
 	}
 	r.transport = cfg.Transport
@@ -218,38 +216,6 @@ func New(cfg Config) (*Recorder, error) {
 	}
 	go r.flushLoop(interval)
 	return r, nil
-}
-
-// ParseUpstream validates an upstream base URL (def when s is empty): an
-// absolute http or https URL without user info or fragment. A trailing
-// slash is removed.
-func ParseUpstream(s, def string) (*url.URL, error) {
-	if s == "" {
-		s = def
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a URL: %v", s, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%q must be an http:// or https:// URL", s)
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("%q has no host", s)
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("%q must not carry credentials; the application's own API key is passed through", redactURL(u))
-	}
-	u.Fragment = ""
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
-	return u, nil
-}
-
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
 }
 
 // Upstreams returns the upstream base URLs in use.

@@ -16,13 +16,14 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Default upstreams (DESIGN §6).
 const (
-	DefaultOpenAIUpstream    = "https://api.openai.com/v1"
-	DefaultAnthropicUpstream = "https://api.anthropic.com"
+	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
+	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
 )
 
 // DefaultAnthropicVersion is sent to Anthropic when a snapshot stores no
