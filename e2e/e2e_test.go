@@ -1,0 +1,402 @@
+// Package e2e runs traceforge end to end with the official SDKs: each client
+// records against the fake upstream, verifies statically, replays offline with
+// the upstream stopped (same transcript), and fails on a deliberate drift.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// client is one end-to-end application.
+type client struct {
+	name string
+	argv []string // before the mode; relative paths are resolved by setup
+	file string   // source file relative to the e2e folder (the project root)
+	// provider is the snapshot folder the client's calls land in.
+	provider string
+}
+
+var clients = []client{
+	{name: "openaigo", file: "clients/openaigo/main.go", provider: "openai"},
+	{name: "goopenai", file: "clients/goopenai/main.go", provider: "openai"},
+	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
+	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
+	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
+}
+
+var modes = []string{"plain", "stream", "tool"}
+
+// calls is how many LLM calls (snapshots) each mode makes.
+var calls = map[string]int{"plain": 1, "stream": 1, "tool": 2}
+
+// function is the client function each mode's calls come from.
+var function = map[string]string{"plain": "plain", "stream": "stream", "tool": "agent"}
+
+// bins holds the binaries built once for the whole run.
+var bins struct {
+	once       sync.Once
+	err        error
+	dir        string
+	traceforge string
+	fake       string
+}
+
+const cmdTimeout = 3 * time.Minute
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
+	}
+	os.Exit(code)
+}
+
+// setup builds traceforge, the fake upstream and the Go clients, and installs
+// the Node SDKs when node_modules is missing. Any failure fails the test.
+func setup(t *testing.T) {
+	t.Helper()
+	bins.once.Do(func() { bins.err = build() })
+	if bins.err != nil {
+		t.Fatalf("e2e setup: %v", bins.err)
+	}
+}
+
+func build() error {
+	dir, err := os.MkdirTemp("", "traceforge-e2e-bin-")
+	if err != nil {
+		return err
+	}
+	bins.dir = dir
+	bins.traceforge = filepath.Join(dir, "traceforge")
+	bins.fake = filepath.Join(dir, "tf-fake-upstream")
+	steps := []struct {
+		dir  string
+		argv []string
+	}{
+		{"..", []string{"go", "build", "-o", bins.traceforge, "./cmd/traceforge"}},
+		{"..", []string{"go", "build", "-o", bins.fake, "./cmd/tf-fake-upstream"}},
+	}
+	for _, c := range clients {
+		if c.argv == nil {
+			steps = append(steps, struct {
+				dir  string
+				argv []string
+			}{".", []string{"go", "build", "-o", filepath.Join(dir, c.name), "./" + filepath.Dir(c.file)}})
+		}
+	}
+	if _, err := os.Stat(filepath.Join("node", "node_modules")); err != nil {
+		steps = append(steps, struct {
+			dir  string
+			argv []string
+		}{"node", []string{"npm", "ci", "--no-audit", "--no-fund"}})
+	}
+	for _, s := range steps {
+		if _, err := exec.LookPath(s.argv[0]); err != nil {
+			return fmt.Errorf("%s is required by the end-to-end suite and is not on PATH: %v", s.argv[0], err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
+		cmd.Dir = s.dir
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s (in %s): %v\n%s", strings.Join(s.argv, " "), s.dir, err, out)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return fmt.Errorf("node is required by the end-to-end suite and is not on PATH: %v", err)
+	}
+	return nil
+}
+
+// command returns the client's argv for mode.
+func (c client) command(mode string) []string {
+	if c.argv == nil {
+		return []string{filepath.Join(bins.dir, c.name), mode}
+	}
+	return append(slices.Clone(c.argv), mode)
+}
+
+// baseEnv is the test's environment without anything that would point a
+// client or traceforge elsewhere, or change a prompt.
+func baseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") ||
+			strings.HasPrefix(k, "TRACEFORGE_") || strings.HasPrefix(k, "TF_E2E_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// result is one finished command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) combined() string { return r.stdout + r.stderr }
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout ---\n%s--- stderr ---\n%s", r.code, r.stdout, r.stderr)
+}
+
+// run runs argv in the e2e folder (the project root the clients attribute to).
+func run(t *testing.T, env []string, argv ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stdin = nil
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ctx.Err() != nil {
+			t.Fatalf("%s: %v (timeout %v)\n%s", strings.Join(argv, " "), err, cmdTimeout, r)
+		}
+		r.code = ee.ExitCode()
+	}
+	return r
+}
+
+// fakeUpstream is a running tf-fake-upstream.
+type fakeUpstream struct {
+	URL  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func startFake(t *testing.T) *fakeUpstream {
+	t.Helper()
+	cmd := exec.Command(bins.fake)
+	cmd.Env = baseEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start tf-fake-upstream: %v", err)
+	}
+	f := &fakeUpstream{cmd: cmd, done: make(chan struct{})}
+	t.Cleanup(f.stop)
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			first <- sc.Text()
+		}
+		close(first)
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() { cmd.Wait(); close(f.done) }()
+	select {
+	case line := <-first:
+		url, ok := strings.CutPrefix(line, "FAKE_UPSTREAM_URL=")
+		if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+			t.Fatalf("tf-fake-upstream: first line %q, want FAKE_UPSTREAM_URL=http://127.0.0.1:PORT\n%s", line, stderr.String())
+		}
+		f.URL = url
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tf-fake-upstream printed no URL within 30s\n%s", stderr.String())
+	}
+	return f
+}
+
+// stop ends the fake upstream and waits for it; calling it twice is fine.
+func (f *fakeUpstream) stop() {
+	select {
+	case <-f.done:
+		return
+	default:
+	}
+	f.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-f.done:
+	case <-time.After(10 * time.Second):
+		f.cmd.Process.Kill()
+		<-f.done
+	}
+}
+
+// transcript cuts the client's framed transcript out of stdout.
+func transcript(t *testing.T, c client, mode string, r result) string {
+	t.Helper()
+	begin := fmt.Sprintf("=== %s %s ===\n", c.name, mode)
+	i := strings.Index(r.stdout, begin)
+	if i < 0 {
+		t.Fatalf("no transcript %q in the output\n%s", strings.TrimSpace(begin), r)
+	}
+	j := strings.Index(r.stdout[i:], "=== end ===\n")
+	if j < 0 {
+		t.Fatalf("unterminated transcript in the output\n%s", r)
+	}
+	return r.stdout[i : i+j+len("=== end ===\n")]
+}
+
+func TestClients(t *testing.T) {
+	setup(t)
+	for _, c := range clients {
+		for _, mode := range modes {
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				recordVerifyReplayDrift(t, c, mode)
+			})
+		}
+	}
+}
+
+func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	tf := func(args ...string) []string { return append([]string{bins.traceforge, "--dir", dir}, args...) }
+
+	// a. Record against the fake upstream.
+	fake := startFake(t)
+	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key")
+	rec := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+	if rec.code != 0 {
+		t.Fatalf("record: want exit 0\n%s", rec)
+	}
+	want := transcript(t, c, mode, rec)
+	checkSources(t, c, mode, dir)
+
+	// b. Static checks.
+	if v := run(t, baseEnv(), tf("verify")...); v.code != 0 {
+		t.Fatalf("verify (static): want exit 0\n%s", v)
+	}
+
+	// c. Replay offline: no upstream, no API keys.
+	fake.stop()
+	rep := run(t, baseEnv(), append(tf("verify", "--"), c.command(mode)...)...)
+	if rep.code != 0 {
+		t.Fatalf("verify -- %s %s (replay): want exit 0\n%s", c.name, mode, rep)
+	}
+	if got := transcript(t, c, mode, rep); got != want {
+		t.Fatalf("replayed transcript differs from the recorded one\n--- recorded ---\n%s--- replayed ---\n%s", want, got)
+	}
+
+	// d. A changed prompt is drift: exit 1 and a diff naming the change.
+	driftEnv := append(baseEnv(), `TF_E2E_PROMPT_SUFFIX= (changed)`)
+	drift := run(t, driftEnv, append(tf("verify", "--"), c.command(mode)...)...)
+	if drift.code != 1 {
+		t.Fatalf("verify with a changed prompt: want exit 1\n%s", drift)
+	}
+	if !hasDiffLine(drift.combined(), "(changed)") {
+		t.Fatalf("verify with a changed prompt: no diff line mentioning %q\n%s", "(changed)", drift)
+	}
+}
+
+// hasDiffLine reports whether out has an added or removed diff line holding s.
+func hasDiffLine(out, s string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		l := strings.TrimSpace(line)
+		if (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) &&
+			!strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") && strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSources asserts that every snapshot the run wrote is attributed to the
+// client's own source file, at a line that makes the SDK call, in the
+// function that runs the mode.
+func checkSources(t *testing.T, c client, mode, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, c.provider, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != calls[mode] {
+		t.Fatalf("%d snapshot(s) in %s/%s, want %d", len(files), filepath.Base(dir), c.provider, calls[mode])
+	}
+	src, err := os.ReadFile(filepath.FromSlash(c.file))
+	if err != nil {
+		t.Fatalf("read client source: %v", err)
+	}
+	lines := strings.Split(string(src), "\n")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Snapshots []struct {
+				Source struct {
+					File     string `json:"file"`
+					Line     int    `json:"line"`
+					Function string `json:"function"`
+				} `json:"source"`
+			} `json:"snapshots"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(doc.Snapshots) != 1 {
+			t.Fatalf("%s: %d records, want 1", f, len(doc.Snapshots))
+		}
+		s := doc.Snapshots[0].Source
+		if s.File != c.file {
+			t.Errorf("%s: source.file = %q, want %q", filepath.Base(f), s.File, c.file)
+			continue
+		}
+		if s.Function != function[mode] {
+			t.Errorf("%s: source.function = %q, want %q", filepath.Base(f), s.Function, function[mode])
+		}
+		if s.Line < 1 || s.Line > len(lines) {
+			t.Errorf("%s: source.line = %d, outside %s", filepath.Base(f), s.Line, c.file)
+			continue
+		}
+		if code := lines[s.Line-1]; !makesCall(code) {
+			t.Errorf("%s: source.line %d of %s is %q, want the SDK call", filepath.Base(f), s.Line, c.file, strings.TrimSpace(code))
+		}
+	}
+}
+
+// makesCall reports whether a client source line is an SDK call.
+func makesCall(line string) bool {
+	for _, call := range []string{
+		"Completions.New(", "Completions.NewStreaming(", "Messages.New(", "Messages.NewStreaming(",
+		"CreateChatCompletion(", "CreateChatCompletionStream(",
+		"chat.completions.create(", "messages.create(", "messages.stream(",
+	} {
+		if strings.Contains(line, call) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNodeSourceHelper runs the unit tests of node/traceforge-source.mjs.
+func TestNodeSourceHelper(t *testing.T) {
+	setup(t)
+	r := run(t, baseEnv(), "node", "--test", "node/traceforge-source.test.mjs")
+	if r.code != 0 {
+		t.Fatalf("node --test: want exit 0\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "# fail 0") || strings.Contains(r.stdout, "# pass 0\n") {
+		t.Fatalf("node --test ran no passing test or reported failures\n%s", r)
+	}
+}
