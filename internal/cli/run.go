@@ -87,4 +87,3 @@ func mergeEnv(base, extra []string) []string {
 	}
 	return append(out, extra...)
 }
-
