@@ -94,7 +94,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		c.skip = true
 		r.addProblem(&Problem{Kind: KindUnknownPath, Call: c.describe(),
 			Message: "not a call snapshot format 1.0.0 covers (chat completions, completions, messages); forwarded to the " + string(c.route) + " upstream, not snapshotted",
-			Fix:     "make this call outside the recorded run, or accept that record exits 1; see the README (\"What is recorded\")"})
+			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
 		c.route = p
 		parsed, perr := replay.Parse(req.Method, req.URL.Path, req.Header, body)
