@@ -1,16 +1,25 @@
-package snapshottest
+package snapshottest_test
 
 import (
-	"os"
 	"testing"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
-func TestWriteSetScratch(t *testing.T) {
-	dir := os.Getenv("TF_SCRATCH")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if _, err := WriteSet(dir, Many(4)...); err != nil {
+// The generated sets are what many tests start from: they must pass every check.
+func TestWriteSetIsValid(t *testing.T) {
+	dir := t.TempDir()
+	entries, err := snapshottest.WriteSet(dir, snapshottest.Many(6)...)
+	if err != nil {
 		t.Fatal(err)
+	}
+	res, err := check.CheckSet(&snapshot.Store{Dir: dir}, "d", check.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid() || len(res.Snapshots) != 6 || len(entries) != 6 {
+		t.Fatalf("generated set: %d snapshots, findings %v", len(res.Snapshots), res.Findings)
 	}
 }
