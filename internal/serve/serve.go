@@ -85,10 +85,14 @@ func Guard(h http.Handler, allowHosts []string, errBody func(w http.ResponseWrit
 	})
 }
 
+// readHeaderTimeout is how long a client may take to send its request
+// headers (DESIGN §10: 10 s); replaced in tests.
+var readHeaderTimeout = 10 * time.Second
+
 // NewServer returns an http.Server with traceforge's timeouts: a 10 s
 // ReadHeaderTimeout, no blanket write timeout (long streams are normal).
 func NewServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 120 * time.Second}
 }
 
 // BaseURLs returns the URLs applications use for a server at addr (host:port).
