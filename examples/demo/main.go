@@ -66,11 +66,11 @@ func run(ctx context.Context, client *openai.Client, topic string) error {
 func request(messages ...openai.ChatCompletionMessage) openai.ChatCompletionRequest {
 	seed := 42
 	return openai.ChatCompletionRequest{
-		Model:       model,
-		Messages:    messages,
-		Temperature: math.SmallestNonzeroFloat32,
-		Seed:        &seed,
-		MaxTokens:   60,
+		Model:               model,
+		Messages:            messages,
+		Temperature:         math.SmallestNonzeroFloat32,
+		Seed:                &seed,
+		MaxCompletionTokens: 60,
 	}
 }
 
