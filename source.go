@@ -22,8 +22,10 @@ import (
 // SourceHeader is the request header SourceTransport sets.
 const SourceHeader = source.Header
 
-// modulePath is this module's import path: its frames are never a source,
-// except those of its _test.go files.
+// modulePath is this module's import path. Frames of its root package (this
+// package) and of its internal packages are never a source, except those of
+// their _test.go files; its other packages, such as examples/demo, are
+// applications like any other.
 const modulePath = "github.com/traceforge/traceforge"
 
 // sdkPackages are the LLM SDKs whose frames SourceTransport always skips.
@@ -37,8 +39,8 @@ var sdkPackages = []string{
 // header to every request that does not already carry one. The value names
 // the first frame of the calling goroutine's stack that is not in the Go
 // standard library, net/http, a known LLM SDK (openai-go, go-openai,
-// anthropic-sdk-go), this module (its _test.go files excepted) or a
-// package listed in SkipPackages.
+// anthropic-sdk-go), this package or traceforge's internal packages (their
+// _test.go files excepted) or a package listed in SkipPackages.
 //
 // The header's file is that frame's file relative to Root, slash-separated.
 // Its function is the Go function name without the package path, with a
@@ -130,7 +132,7 @@ func (t *SourceTransport) skip(function, file string) bool {
 	if isStdlib(pkg, file) || hasPathPrefix(pkg, "net/http") {
 		return true
 	}
-	if hasPathPrefix(pkg, modulePath) && !strings.HasSuffix(file, "_test.go") {
+	if (pkg == modulePath || hasPathPrefix(pkg, modulePath+"/internal")) && !strings.HasSuffix(file, "_test.go") {
 		return true
 	}
 	for _, p := range sdkPackages {

@@ -284,6 +284,13 @@ func TestSkip(t *testing.T) {
 		{"main.main", "/home/u/app/main.go", false},
 		{"myapp/internal/llm.Summarize", "/home/u/myapp/internal/llm/llm.go", false},
 		{"github.com/traceforge/traceforge/e2e.TestE2E", "/w/e2e/e2e_test.go", false},
+		{"github.com/traceforge/traceforge/internal/record.TestX", "/w/internal/record/record_test.go", false},
+		{"github.com/traceforge/traceforge/internal/fakeupstream.(*Handler).ServeHTTP", "/w/internal/fakeupstream/handler.go", true},
+		// The module's other packages are applications like any other.
+		{"github.com/traceforge/traceforge/examples/demo.summarize", "/w/examples/demo/main.go", false},
+		{"main.summarize", "/w/examples/demo/main.go", false},
+		{"github.com/traceforge/traceforge/e2e/clients.Run", "/w/e2e/clients/run.go", false},
+		{"github.com/traceforge/traceforge/internalx.Send", "/w/internalx/x.go", false},
 	}
 	for _, tc := range cases {
 		if got := tr.skip(tc.fn, tc.file); got != tc.want {
