@@ -1,0 +1,180 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/traceforge/traceforge/bench/gen"
+	"github.com/traceforge/traceforge/internal/provider"
+)
+
+// FloorVerify is the static floor: it reads every file of the set, parses
+// it with encoding/json and SHA-256-hashes its bytes, on every CPU, and
+// nothing else. It returns the number of snapshot files.
+func FloorVerify(dir string) (int, error) {
+	var files []string
+	for _, p := range []string{"openai", "anthropic"} {
+		es, err := os.ReadDir(filepath.Join(dir, p))
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range es {
+			files = append(files, filepath.Join(dir, p, e.Name()))
+		}
+	}
+	files = append(files, filepath.Join(dir, "manifest.json"))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan string, 256)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range next {
+				data, err := os.ReadFile(f)
+				if err == nil {
+					var v any
+					err = json.Unmarshal(data, &v)
+					sum := sha256.Sum256(data)
+					_ = sum
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s: %w", f, err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range files {
+		next <- f
+	}
+	close(next)
+	wg.Wait()
+	return len(files) - 1, firstErr
+}
+
+// floorAnswer is what the floor server sends for one request body.
+type floorAnswer struct {
+	plain  []byte   // JSON body
+	events [][]byte // SSE events, one write + flush each
+}
+
+// FloorHandler is the replay floor: a bare net/http handler that reads the
+// request body, looks its SHA-256 up in a map built at start-up and writes
+// the same bytes traceforge replay sends (the recorded body as JSON, or the
+// same SSE events with a flush after each). Items [0, n); streams adds the
+// streamed variants.
+func FloorHandler(n int, streams bool) (http.Handler, error) {
+	answers := make(map[[32]byte]*floorAnswer, n*2)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	next := make(chan int, 256)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				keys, as, err := floorEntries(i, streams)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				for j := range keys {
+					answers[keys[j]] = as[j]
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		a := answers[sha256.Sum256(buf.Bytes())]
+		switch {
+		case a == nil:
+			http.Error(w, "no such request", http.StatusNotFound)
+		case a.events == nil:
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Content-Length", strconv.Itoa(len(a.plain)))
+			_, _ = w.Write(a.plain)
+		default:
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+			w.WriteHeader(http.StatusOK)
+			f, _ := w.(http.Flusher)
+			for _, ev := range a.events {
+				_, _ = w.Write(ev)
+				if f != nil {
+					f.Flush()
+				}
+			}
+		}
+	}), nil
+}
+
+// floorEntries builds the answers of item i from the generator alone, with
+// the same encoders replay uses.
+func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
+	it := gen.Item(i)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(it.Response.Body); err != nil {
+		return nil, nil, err
+	}
+	keys := [][32]byte{sha256.Sum256(gen.HTTPRequest(i, false).Body)}
+	as := []*floorAnswer{{plain: buf.Bytes()}}
+	if streams {
+		p, e := provider.OpenAI, provider.ChatCompletions
+		if it.Provider == "anthropic" {
+			p, e = provider.Anthropic, provider.Messages
+		}
+		// Round-trip through JSON so numbers are json.Number, as in a set read from disk.
+		var body map[string]any
+		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+		dec.UseNumber()
+		if err := dec.Decode(&body); err != nil {
+			return nil, nil, err
+		}
+		var ev eventWriter
+		if err := provider.SynthesizeStream(p, e, body, p == provider.OpenAI, &ev, nil); err != nil {
+			return nil, nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		keys = append(keys, sha256.Sum256(gen.HTTPRequest(i, true).Body))
+		as = append(as, &floorAnswer{events: ev})
+	}
+	return keys, as, nil
+}
+
+type eventWriter [][]byte
+
+func (e *eventWriter) Write(p []byte) (int, error) {
+	*e = append(*e, bytes.Clone(p))
+	return len(p), nil
+}

@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clkTck is USER_HZ, the unit of utime/stime in /proc/<pid>/stat (100 on Linux).
+const clkTck = 100
+
+// CPUTime returns the user+system CPU time pid has used so far.
+func CPUTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after ')' are fixed.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	}
+	return time.Duration(ut+st) * time.Second / clkTck, nil
+}
+
+// Proc is a started server process.
+type Proc struct {
+	Cmd    *exec.Cmd
+	lines  chan string
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+// Pinned prefixes argv with taskset -c cpu when cpu ≥ 0 and taskset exists.
+func Pinned(cpu int, argv ...string) []string {
+	if cpu < 0 || !HaveTaskset() {
+		return argv
+	}
+	return append([]string{"taskset", "-c", strconv.Itoa(cpu)}, argv...)
+}
+
+// HaveTaskset reports whether taskset is on PATH and the machine has two CPUs or more.
+func HaveTaskset() bool {
+	_, err := exec.LookPath("taskset")
+	return err == nil
+}
+
+// Start runs argv in dir with env added, collecting stdout lines.
+func Start(dir string, env []string, argv ...string) (*Proc, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	p := &Proc{Cmd: cmd, lines: make(chan string, 1024), done: make(chan struct{})}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = &limitedWriter{w: &p.stderr, n: 64 << 10}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			default: // nobody listens: drop
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	return p, nil
+}
+
+// WaitLine waits for a stdout line starting with prefix and returns the rest.
+func (p *Proc) WaitLine(prefix string, timeout time.Duration) (string, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.HasPrefix(l, prefix) {
+				return strings.TrimPrefix(l, prefix), nil
+			}
+		case <-p.done:
+			return "", fmt.Errorf("%s exited before printing %q: %s", p.Cmd.Path, prefix, p.Stderr())
+		case <-t.C:
+			return "", fmt.Errorf("%s: no %q line after %s: %s", p.Cmd.Path, prefix, timeout, p.Stderr())
+		}
+	}
+}
+
+// Lines is the channel of stdout lines.
+func (p *Proc) Lines() <-chan string { return p.lines }
+
+// Stderr is the start of what the process wrote to stderr.
+func (p *Proc) Stderr() string { return strings.TrimSpace(p.stderr.String()) }
+
+// Stop sends SIGINT, waits up to timeout (then kills) and returns the exit
+// error and peak RSS in bytes.
+func (p *Proc) Stop(timeout time.Duration) (error, int64) {
+	_ = p.Cmd.Process.Signal(syscall.SIGINT)
+	return p.Wait(timeout)
+}
+
+// Wait waits up to timeout for the process to exit by itself (then kills
+// it) and returns the exit error and peak RSS in bytes.
+func (p *Proc) Wait(timeout time.Duration) (error, int64) {
+	ch := make(chan error, 1)
+	go func() { ch <- p.Cmd.Wait() }()
+	var err error
+	select {
+	case err = <-ch:
+	case <-time.After(timeout):
+		_ = p.Cmd.Process.Kill()
+		err = <-ch
+	}
+	return err, maxRSS(p.Cmd.ProcessState)
+}
+
+func maxRSS(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return 0
+}
+
+// Timed runs argv to completion in dir and returns its wall time and peak RSS (bytes, from wait4).
+func Timed(dir string, argv ...string) (time.Duration, int64, string, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
+	cmd.Stderr = cmd.Stdout
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	return wall, maxRSS(cmd.ProcessState), out.String(), err
+}
+
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		q := p
+		if len(q) > l.n {
+			q = q[:l.n]
+		}
+		l.n -= len(q)
+		_, _ = l.w.Write(q)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,203 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/traceforge/traceforge/bench/gen"
+)
+
+// SourceHeader is sent with every recorded call (record wants to know where
+// a call was made).
+var SourceHeader = http.Header{"X-Traceforge-Source": {"bench/harness/load.go:1:Load"}}
+
+// Request index bases: every recorded call is a distinct request, so each
+// one writes its own snapshot file.
+const (
+	baseLatency    = 100_000_000
+	baseTTFB       = 200_000_000
+	baseThroughput = 300_000_000
+	baseUpstream   = 400_000_000
+	perConn        = 1_000_000
+)
+
+// LatencyResult compares calls made directly and through a proxy.
+type LatencyResult struct {
+	DirectP50, DirectP99, ProxyP50, ProxyP99 time.Duration
+	TTFBDirect, TTFBProxy                    time.Duration // medians
+}
+
+// Latency alternates blocks of n sequential calls direct and through the
+// proxy, rounds times, each call a distinct request from base on.
+func Latency(direct, proxy string, n, rounds, base int, stream bool) (LatencyResult, error) {
+	var dt, pt, df, pf []time.Duration
+	next := base
+	for r := 0; r < rounds; r++ {
+		for _, target := range []string{direct, proxy} {
+			start := next
+			tot, ttfb, err := Sequential(target, n, func(i int) []byte {
+				return RawRequest(target, gen.HTTPRequest(start+i, stream), SourceHeader)
+			})
+			if err != nil {
+				return LatencyResult{}, fmt.Errorf("%s: %w", target, err)
+			}
+			next += n
+			if target == direct {
+				dt, df = append(dt, tot...), append(df, ttfb...)
+			} else {
+				pt, pf = append(pt, tot...), append(pf, ttfb...)
+			}
+		}
+	}
+	return LatencyResult{
+		DirectP50: Percentile(dt, .5), DirectP99: Percentile(dt, .99),
+		ProxyP50: Percentile(pt, .5), ProxyP99: Percentile(pt, .99),
+		TTFBDirect: Percentile(df, .5), TTFBProxy: Percentile(pf, .5),
+	}, nil
+}
+
+type fake struct {
+	proc *Proc
+	url  string
+}
+
+func startFake(cfg *Config, extra ...string) (*fake, error) {
+	argv := Pinned(0, append([]string{cfg.bin("tf-fake-upstream"), "-listen", "127.0.0.1:0"}, extra...)...)
+	p, err := Start(cfg.Root, nil, argv...)
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.WaitLine("FAKE_UPSTREAM_URL=", 30*time.Second)
+	if err != nil {
+		p.Stop(time.Second)
+		return nil, err
+	}
+	return &fake{proc: p, url: u}, nil
+}
+
+func startRecord(cfg *Config, dir, upstream string) (*server, error) {
+	_ = os.RemoveAll(filepath.Dir(dir))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	argv := Pinned(0, cfg.bin("traceforge"), "record", "--dir", dir, "--listen", "127.0.0.1:0",
+		"--openai-upstream", upstream+"/v1", "--anthropic-upstream", upstream)
+	p, err := Start(filepath.Dir(dir), []string{"NO_COLOR=1"}, argv...)
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.WaitLine("export TRACEFORGE_URL=http://", time.Minute)
+	if err != nil {
+		p.Stop(time.Second)
+		return nil, err
+	}
+	return &server{name: "record", addr: strings.TrimRight(u, "/"), proc: p}, nil
+}
+
+func hostOf(u string) string { return strings.TrimRight(strings.TrimPrefix(u, "http://"), "/") }
+
+func runLatency(cfg *Config, direct, proxy string, n, rounds, base int, stream bool) (LatencyResult, error) {
+	argv := Pinned(1, cfg.Self, "latency", "-direct", direct, "-proxy", proxy, "-n", strconv.Itoa(n),
+		"-rounds", strconv.Itoa(rounds), "-base", strconv.Itoa(base), "-stream="+strconv.FormatBool(stream))
+	wall, _, out, err := Timed(cfg.Root, argv...)
+	_ = wall
+	if err != nil {
+		return LatencyResult{}, fmt.Errorf("latency: %v: %s", err, tail(out))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "RESULT ") {
+			var r LatencyResult
+			err := json.Unmarshal([]byte(strings.TrimPrefix(l, "RESULT ")), &r)
+			return r, err
+		}
+	}
+	return LatencyResult{}, fmt.Errorf("latency: no result: %s", tail(out))
+}
+
+func countFiles(dir string) int {
+	n := 0
+	for _, p := range []string{"openai", "anthropic"} {
+		es, _ := os.ReadDir(filepath.Join(dir, p))
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func runRecord(cfg *Config) (*RecordResult, error) {
+	out := &RecordResult{}
+	up, err := startFake(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer up.proc.Stop(5 * time.Second)
+	slow, err := startFake(cfg, "-first-byte-delay", "200ms")
+	if err != nil {
+		return nil, err
+	}
+	defer slow.proc.Stop(5 * time.Second)
+
+	recDir := filepath.Join(cfg.Work, "record", ".ai-snapshots")
+	rec, err := startRecord(cfg, recDir, up.url)
+	if err != nil {
+		return nil, err
+	}
+	n, rounds := 200, 10
+	if cfg.Duration < 3*time.Second {
+		n, rounds = 100, 4
+	}
+	lat, err := runLatency(cfg, hostOf(up.url), rec.addr, n, rounds, baseLatency, false)
+	if err != nil {
+		rec.proc.Stop(10 * time.Second)
+		return nil, err
+	}
+	out.DirectP50, out.DirectP99, out.ProxyP50, out.ProxyP99 = lat.DirectP50, lat.DirectP99, lat.ProxyP50, lat.ProxyP99
+	cfg.logf("record latency: direct p50 %s p99 %s, through record p50 %s p99 %s", lat.DirectP50, lat.DirectP99, lat.ProxyP50, lat.ProxyP99)
+
+	// Throughput: 32 clients, every call distinct, every call a new file.
+	before := countFiles(recDir)
+	tr, _, err := loadAgainst(cfg, rec, "-distinct", strconv.Itoa(baseThroughput))
+	if err != nil {
+		rec.proc.Stop(10 * time.Second)
+		return nil, err
+	}
+	out.Throughput = tr
+	if err, _ := rec.proc.Stop(time.Minute); err != nil {
+		out.RecordExit = fmt.Sprintf("%v: %s", err, tail(rec.proc.Stderr()))
+	}
+	out.FilesWritten = countFiles(recDir) - before
+	cfg.logf("record throughput: %.0f calls/s (%d errors), %d files written", tr.RPS, tr.Errors, out.FilesWritten)
+	ur, _, err := loadAgainst(cfg, &server{addr: hostOf(up.url), proc: up.proc}, "-distinct", strconv.Itoa(baseUpstream))
+	if err != nil {
+		return nil, err
+	}
+	out.UpstreamThroughput = ur
+
+	// First streamed byte when the upstream waits 200 ms before streaming.
+	slowDir := filepath.Join(cfg.Work, "record-slow", ".ai-snapshots")
+	rec2, err := startRecord(cfg, slowDir, slow.url)
+	if err != nil {
+		return nil, err
+	}
+	tn := 10
+	if cfg.Duration < 3*time.Second {
+		tn = 4
+	}
+	tt, err := runLatency(cfg, hostOf(slow.url), rec2.addr, tn, 2, baseTTFB, true)
+	rec2.proc.Stop(time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	out.TTFBDirect, out.TTFBProxy = tt.TTFBDirect, tt.TTFBProxy
+	cfg.logf("record first byte (upstream waits 200 ms): direct %s, through record %s", tt.TTFBDirect, tt.TTFBProxy)
+	return out, nil
+}

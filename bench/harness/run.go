@@ -1,0 +1,466 @@
+// Package harness measures traceforge the way its users feel it, next to a
+// floor program and a peer, in one run, as ratios: static verify against a
+// read+parse+hash floor, replay against a bare net/http server and aimock,
+// and the recording proxy against calling the upstream directly.
+//
+// The harness drives real processes (bin/traceforge, bin/tf-fake-upstream,
+// aimock under node) and its own subcommands (floor programs, load
+// generator), pinning servers and the load generator to different CPUs with
+// taskset. See BENCHMARKS.md for how to read the figures.
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/traceforge/traceforge/bench/gen"
+)
+
+// Config is one harness run.
+type Config struct {
+	Root     string        // repository root (bin/ and bench/aimock live there)
+	Self     string        // the tfbench binary, for the floor and load subprocesses
+	Work     string        // scratch folder for generated sets (kept between runs)
+	Sizes    []int         // set sizes for static verify and replay
+	PeerN    int           // set size of the replay comparison with the floor and aimock
+	Conns    int           // keep-alive clients
+	Warmup   time.Duration // per load run, not counted
+	Duration time.Duration // per load run, measured
+	Rounds   int           // static verify runs per program (median), replay rounds at PeerN
+	Aimock   bool          // include aimock (needs node and bench/aimock/node_modules)
+	GoBench  bool          // run the Go benchmarks
+	Command  string        // how the run was started, for the report
+	Log      io.Writer
+}
+
+// Results is everything a run measured.
+type Results struct {
+	Machine Machine
+	Config  Config
+	Static  []StaticRow
+	Replay  []ReplayRow
+	Record  *RecordResult
+	GoBench []GoBenchRow
+	Notes   []string
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPU, Go, Kernel, Date string
+	Cores                 int
+}
+
+// StaticRow is static verify of one set size.
+type StaticRow struct {
+	N                       int
+	Bytes                   int64
+	Verify, Floor           time.Duration // medians
+	VerifyRSS, FloorRSS     int64
+	VerifyRuns, FloorRuns   []time.Duration
+	PerSnapshot, FloorPerSn time.Duration
+}
+
+// Ratio is verify / floor.
+func (r StaticRow) Ratio() float64 { return r.Verify.Seconds() / r.Floor.Seconds() }
+
+// ReplayRow is one server under load at one set size and mode.
+type ReplayRow struct {
+	N      int
+	Mode   string // plain, stream
+	Server string // floor, traceforge, aimock
+	LoadResult
+	CPUPerReq time.Duration
+	RSS       int64
+}
+
+// RecordResult is the recording proxy's overhead.
+type RecordResult struct {
+	DirectP50, DirectP99, ProxyP50, ProxyP99 time.Duration
+	TTFBDirect, TTFBProxy                    time.Duration
+	Throughput                               LoadResult
+	UpstreamThroughput                       LoadResult
+	FilesWritten                             int
+	RecordExit                               string
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "tfbench: "+format+"\n", args...)
+	}
+}
+
+func (c *Config) bin(name string) string { return filepath.Join(c.Root, "bin", name) }
+
+// Run measures everything cfg asks for.
+func Run(cfg Config) (*Results, error) {
+	res := &Results{Config: cfg, Machine: DescribeMachine()}
+	for _, n := range cfg.Sizes {
+		if _, err := EnsureSet(&cfg, n); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range cfg.Sizes {
+		row, err := runStatic(&cfg, n)
+		if err != nil {
+			return nil, fmt.Errorf("static verify at %d: %w", n, err)
+		}
+		res.Static = append(res.Static, row)
+	}
+	rows, notes, err := runReplay(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	res.Replay, res.Notes = rows, append(res.Notes, notes...)
+	rec, err := runRecord(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	res.Record = rec
+	if cfg.GoBench {
+		gb, err := RunGoBench(&cfg)
+		if err != nil {
+			return nil, fmt.Errorf("go benchmarks: %w", err)
+		}
+		res.GoBench = gb
+	}
+	return res, nil
+}
+
+// SetDir is where the set of size n lives (<work>/<version>-<n>/.ai-snapshots).
+func SetDir(cfg *Config, n int) string {
+	return filepath.Join(cfg.Work, fmt.Sprintf("%s-%d", gen.Version, n), ".ai-snapshots")
+}
+
+// EnsureSet generates the set of size n unless a complete one is cached.
+func EnsureSet(cfg *Config, n int) (int64, error) {
+	dir := SetDir(cfg, n)
+	marker := filepath.Join(filepath.Dir(dir), "complete")
+	if b, err := os.ReadFile(marker); err == nil {
+		if sz, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			return sz, nil
+		}
+	}
+	_ = os.RemoveAll(filepath.Dir(dir))
+	cfg.logf("generating %d snapshots into %s", n, dir)
+	start := time.Now()
+	sz, err := gen.WriteSet(dir, n)
+	if err != nil {
+		return 0, err
+	}
+	cfg.logf("generated %d snapshots (%.1f MB) in %s", n, float64(sz)/1e6, time.Since(start).Round(time.Millisecond))
+	return sz, os.WriteFile(marker, []byte(strconv.FormatInt(sz, 10)), 0o644)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func runStatic(cfg *Config, n int) (StaticRow, error) {
+	dir := SetDir(cfg, n)
+	sz, _ := EnsureSet(cfg, n)
+	row := StaticRow{N: n, Bytes: sz}
+	verify := []string{cfg.bin("traceforge"), "verify", "--dir", dir}
+	floor := []string{cfg.Self, "floor-verify", dir}
+	// Warm the page cache with the floor, then alternate the two programs.
+	if _, _, out, err := Timed(cfg.Root, floor...); err != nil {
+		return row, fmt.Errorf("floor: %v: %s", err, out)
+	}
+	rounds := cfg.Rounds
+	if n >= 100000 && rounds > 2 {
+		rounds = 2 // each run takes long; two alternating runs each
+	}
+	for r := 0; r < rounds; r++ {
+		wall, rss, out, err := Timed(cfg.Root, verify...)
+		if err != nil {
+			return row, fmt.Errorf("traceforge verify: %v: %s", err, tail(out))
+		}
+		row.VerifyRuns = append(row.VerifyRuns, wall)
+		row.VerifyRSS = max(row.VerifyRSS, rss)
+		wall, rss, out, err = Timed(cfg.Root, floor...)
+		if err != nil {
+			return row, fmt.Errorf("floor: %v: %s", err, tail(out))
+		}
+		row.FloorRuns = append(row.FloorRuns, wall)
+		row.FloorRSS = max(row.FloorRSS, rss)
+	}
+	row.Verify, row.Floor = median(row.VerifyRuns), median(row.FloorRuns)
+	row.PerSnapshot = row.Verify / time.Duration(n)
+	row.FloorPerSn = row.Floor / time.Duration(n)
+	cfg.logf("static %d: verify %s (RSS %d MB), floor %s, ratio %.2f", n, row.Verify.Round(time.Millisecond), row.VerifyRSS>>20, row.Floor.Round(time.Millisecond), row.Ratio())
+	return row, nil
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	return s
+}
+
+// server is a replay server under test.
+type server struct {
+	name string
+	addr string
+	proc *Proc
+}
+
+func (s *server) pid() int { return s.proc.Cmd.Process.Pid }
+
+func startFloor(cfg *Config, n int, streams bool) (*server, error) {
+	argv := Pinned(0, cfg.Self, "floor-serve", "-n", strconv.Itoa(n), "-streams="+strconv.FormatBool(streams))
+	p, err := Start(cfg.Root, nil, argv...)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := p.WaitLine("LISTEN ", 5*time.Minute)
+	if err != nil {
+		p.Stop(time.Second)
+		return nil, err
+	}
+	return &server{name: "floor", addr: addr, proc: p}, nil
+}
+
+func startTraceforge(cfg *Config, n int) (*server, error) {
+	dir := SetDir(cfg, n)
+	argv := Pinned(0, cfg.bin("traceforge"), "verify", "--serve", "--listen", "127.0.0.1:0", "--dir", dir)
+	p, err := Start(filepath.Dir(dir), []string{"NO_COLOR=1"}, argv...)
+	if err != nil {
+		return nil, err
+	}
+	u, err := p.WaitLine("export TRACEFORGE_URL=http://", 10*time.Minute)
+	if err != nil {
+		p.Stop(time.Second)
+		return nil, err
+	}
+	return &server{name: "traceforge", addr: strings.TrimRight(u, "/"), proc: p}, nil
+}
+
+// AimockCLI is the aimock server script inside bench/aimock.
+func AimockCLI(root string) string {
+	return filepath.Join(root, "bench", "aimock", "node_modules", "@copilotkit", "aimock", "dist", "cli.js")
+}
+
+// WriteAimockFixtures writes aimock fixtures equivalent to items [0, n):
+// the last user message → the recorded content.
+func WriteAimockFixtures(path string, n int) error {
+	type fixture struct {
+		Match    map[string]any `json:"match"`
+		Response map[string]any `json:"response"`
+	}
+	fs := make([]fixture, n)
+	for i := range fs {
+		fs[i] = fixture{Match: map[string]any{"userMessage": gen.UserText(i)}, Response: map[string]any{"content": gen.Content(i)}}
+	}
+	b, err := json.Marshal(map[string]any{"fixtures": fs})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func startAimock(cfg *Config, n int) (*server, error) {
+	fx := filepath.Join(cfg.Work, fmt.Sprintf("aimock-%s-%d.json", gen.Version, n))
+	if err := WriteAimockFixtures(fx, n); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	argv := Pinned(0, "node", AimockCLI(cfg.Root), "--port", strconv.Itoa(port), "--host", "127.0.0.1",
+		"--fixtures", fx, "--log-level", "silent", "--chunk-size", "16")
+	p, err := Start(cfg.Root, nil, argv...)
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get("http://" + addr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			p.Stop(time.Second)
+			return nil, fmt.Errorf("aimock did not answer /health: %s", p.Stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &server{name: "aimock", addr: addr, proc: p}, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// loadAgainst runs the load generator subprocess (pinned to CPU 1) against
+// s, sampling s's CPU time over the measured window.
+func loadAgainst(cfg *Config, s *server, args ...string) (LoadResult, time.Duration, error) {
+	argv := Pinned(1, append([]string{cfg.Self, "load", "-addr", s.addr, "-conns", strconv.Itoa(cfg.Conns),
+		"-warmup", cfg.Warmup.String(), "-duration", cfg.Duration.String()}, args...)...)
+	p, err := Start(cfg.Root, nil, argv...)
+	if err != nil {
+		return LoadResult{}, 0, err
+	}
+	var cpu0, cpu1 time.Duration
+	var res LoadResult
+	timeout := time.After(cfg.Warmup + cfg.Duration + 5*time.Minute)
+loop:
+	for {
+		select {
+		case l := <-p.Lines():
+			switch {
+			case l == "WINDOW open":
+				cpu0, _ = CPUTime(s.pid())
+			case l == "WINDOW close":
+				cpu1, _ = CPUTime(s.pid())
+			case strings.HasPrefix(l, "RESULT "):
+				if err := json.Unmarshal([]byte(strings.TrimPrefix(l, "RESULT ")), &res); err != nil {
+					return res, 0, err
+				}
+				break loop
+			}
+		case <-p.done:
+			return res, 0, fmt.Errorf("load generator exited without a result: %s", p.Stderr())
+		case <-timeout:
+			p.Stop(time.Second)
+			return res, 0, errors.New("load generator timed out")
+		}
+	}
+	if err, _ := p.Wait(30 * time.Second); err != nil {
+		return res, 0, fmt.Errorf("load generator: %v: %s", err, p.Stderr())
+	}
+	var per time.Duration
+	if res.Requests > 0 {
+		per = (cpu1 - cpu0) / time.Duration(res.Requests)
+	}
+	return res, per, nil
+}
+
+func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
+	var rows []ReplayRow
+	var notes []string
+	if cfg.Aimock {
+		if _, err := os.Stat(AimockCLI(cfg.Root)); err != nil {
+			return nil, nil, fmt.Errorf("aimock is not installed (%v): run bench/aimock/install.sh", err)
+		}
+	}
+	for _, n := range cfg.Sizes {
+		peer := n == cfg.PeerN
+		var servers []*server
+		stopAll := func() {
+			for _, s := range servers {
+				s.proc.Stop(10 * time.Second)
+			}
+		}
+		fl, err := startFloor(cfg, n, peer)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = append(servers, fl)
+		tf, err := startTraceforge(cfg, n)
+		if err != nil {
+			stopAll()
+			return nil, nil, err
+		}
+		servers = append(servers, tf)
+		if peer && cfg.Aimock {
+			am, err := startAimock(cfg, n)
+			if err != nil {
+				stopAll()
+				return nil, nil, err
+			}
+			servers = append(servers, am)
+		}
+		modes := []string{"plain"}
+		rounds := 1
+		if peer {
+			modes = append(modes, "stream")
+			rounds = max(1, cfg.Rounds-1)
+		}
+		type cell struct{ res []ReplayRow }
+		cells := map[string]*cell{}
+		for r := 0; r < rounds; r++ {
+			for _, m := range modes {
+				for _, s := range servers {
+					lr, per, err := loadAgainst(cfg, s, "-n", strconv.Itoa(n), "-stream="+strconv.FormatBool(m == "stream"))
+					if err != nil {
+						stopAll()
+						return nil, nil, fmt.Errorf("%s %s at %d: %w", s.name, m, n, err)
+					}
+					k := m + "/" + s.name
+					if cells[k] == nil {
+						cells[k] = &cell{}
+					}
+					cells[k].res = append(cells[k].res, ReplayRow{N: n, Mode: m, Server: s.name, LoadResult: lr, CPUPerReq: per})
+					cfg.logf("replay %d %s %s: %.0f req/s, p50 %s, p99 %s, CPU %s/req, %d errors", n, m, s.name, lr.RPS, lr.P50, lr.P99, per, lr.Errors)
+				}
+			}
+		}
+		for _, s := range servers {
+			_, rss := s.proc.Stop(10 * time.Second)
+			for _, m := range modes {
+				c := cells[m+"/"+s.name]
+				row := pickMedianRound(c.res)
+				row.RSS = rss
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, notes, nil
+}
+
+// pickMedianRound returns the round with the median CPU per request.
+func pickMedianRound(rs []ReplayRow) ReplayRow {
+	s := append([]ReplayRow(nil), rs...)
+	sort.Slice(s, func(i, j int) bool { return s[i].CPUPerReq < s[j].CPUPerReq })
+	return s[(len(s)-1)/2]
+}
+
+// DescribeMachine reads the CPU model, core count, kernel and Go version.
+func DescribeMachine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), Date: time.Now().UTC().Format("2006-01-02 15:04 MST")}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					m.CPU = strings.TrimSpace(v)
+					break
+				}
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
+		m.Kernel = strings.TrimSpace(string(out))
+	}
+	return m
+}
