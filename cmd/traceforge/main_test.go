@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,12 +16,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/traceforge/traceforge/internal/cli"
+	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"traceforge": func() { os.Exit(cli.Main(os.Args[1:], cli.System())) },
+		"tfclient":   tfclient,
 	})
 }
 
@@ -26,6 +33,9 @@ func TestMain(m *testing.M) {
 //	exits N PROG ARGS...   run PROG and require exit code N (stdout/stderr kept for later checks)
 //	mkset DIR N            write a valid snapshot set of N calls into DIR
 //	fixture NAME DIR       copy ../../testdata/NAME/.ai-snapshots to DIR
+//	fake-upstream          start the deterministic fake upstream; $FAKE_URL is its URL
+//
+// and the program tfclient (see tfclient below) as the application under test.
 func TestScripts(t *testing.T) {
 	root, _ := filepath.Abs("../../testdata")
 	testscript.Run(t, testscript.Params{
@@ -66,13 +76,75 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("mkset: %v", err)
 				}
 			},
+			"fake-upstream": func(ts *testscript.TestScript, neg bool, args []string) {
+				srv, err := fakeupstream.Start(fakeupstream.Options{})
+				ts.Check(err)
+				ts.Setenv("FAKE_URL", srv.URL)
+				ts.Defer(srv.Close)
+			},
 			"fixture": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
 					ts.Fatalf("usage: fixture NAME DIR")
 				}
 				src := filepath.Join(root, args[0], ".ai-snapshots")
+				if _, err := os.Stat(src); err != nil {
+					// Legacy fixtures hold a 0.9.0 snapshots.json directly.
+					data, err := os.ReadFile(filepath.Join(root, args[0], "snapshots.json"))
+					ts.Check(err)
+					ts.Check(os.MkdirAll(ts.MkAbs(args[1]), 0o755))
+					ts.Check(os.WriteFile(filepath.Join(ts.MkAbs(args[1]), "snapshots.json"), data, 0o644))
+					return
+				}
 				ts.Check(os.CopyFS(ts.MkAbs(args[1]), os.DirFS(src)))
 			},
 		},
 	})
+}
+
+// tfclient is a tiny application for the scripts: for each argument it sends
+// one OpenAI chat call (temperature 0, seed 42) to $OPENAI_BASE_URL with the
+// source header tfclient.go:<n>:ask, and prints the answer. TFCLIENT_STREAM=1
+// streams the calls. It exits 1 on any non-2xx answer, printing the error body.
+func tfclient() {
+	base := os.Getenv("OPENAI_BASE_URL")
+	for i, prompt := range os.Args[1:] {
+		body := map[string]any{
+			"model": "gpt-4o-mini", "temperature": 0, "seed": 42, "max_tokens": 50,
+			"messages": []any{map[string]any{"role": "user", "content": prompt}},
+		}
+		if os.Getenv("TFCLIENT_STREAM") == "1" {
+			body["stream"] = true
+		}
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", base+"/chat/completions", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+os.Getenv("OPENAI_API_KEY"))
+		req.Header.Set("X-Traceforge-Source", fmt.Sprintf("tfclient.go:%d:ask", i+1))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tfclient:", err)
+			os.Exit(1)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			fmt.Fprintf(os.Stderr, "tfclient: %d %s\n", resp.StatusCode, data)
+			os.Exit(1)
+		}
+		if os.Getenv("TFCLIENT_STREAM") == "1" {
+			fmt.Printf("stream %d bytes, snapshot %s\n", len(data), resp.Header.Get("X-Traceforge-Snapshot-Id"))
+			continue
+		}
+		var out struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+		}
+		_ = json.Unmarshal(data, &out)
+		fmt.Printf("%s -> %s\n", prompt, out.Choices[0].Message.Content)
+	}
+	if code := os.Getenv("TFCLIENT_EXIT"); code != "" {
+		n, _ := strconv.Atoi(code)
+		os.Exit(n)
+	}
 }
