@@ -180,6 +180,14 @@ func (s *Store) Scan() ([]Entry, error) {
 	return out, nil
 }
 
+// Seams for the disk-fault tests (a full disk, a failing fsync or rename);
+// the values are the real OS calls.
+var (
+	writeTemp  = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+	syncTemp   = func(f *os.File) error { return f.Sync() }
+	renameTemp = os.Rename
+)
+
 // WriteAtomic writes data to rel (validated by the caller) through a hidden
 // temp file in the same folder: write, fsync, rename, fsync the folder. On
 // any error the temp file is removed and the old file is untouched.
@@ -208,17 +216,17 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := writeTemp(f, data); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncTemp(f); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := renameTemp(tmp, target); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", target, err)
 	}
