@@ -50,8 +50,12 @@ fuzz:
 	  done; \
 	done
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+# Benchmarks and performance targets (BENCHMARKS.md is rewritten with the
+# figures). BENCH_QUICK=1 make bench: 1k set only, short runs (not the default).
+bench: build
+	$(GO) build -o bin/tfbench ./bench/cmd/tfbench
+	./bench/aimock/install.sh
+	GO=$(GO) bin/tfbench run -out BENCHMARKS.md
 
 tidy-check:
 	$(GO) mod tidy

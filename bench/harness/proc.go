@@ -115,16 +115,16 @@ func (p *Proc) Lines() <-chan string { return p.lines }
 // Stderr is the start of what the process wrote to stderr.
 func (p *Proc) Stderr() string { return strings.TrimSpace(p.stderr.String()) }
 
-// Stop sends SIGINT, waits up to timeout (then kills) and returns the exit
-// error and peak RSS in bytes.
-func (p *Proc) Stop(timeout time.Duration) (error, int64) {
+// Stop sends SIGINT, waits up to timeout (then kills) and returns the peak
+// RSS in bytes and the exit error.
+func (p *Proc) Stop(timeout time.Duration) (int64, error) {
 	_ = p.Cmd.Process.Signal(syscall.SIGINT)
 	return p.Wait(timeout)
 }
 
 // Wait waits up to timeout for the process to exit by itself (then kills
-// it) and returns the exit error and peak RSS in bytes.
-func (p *Proc) Wait(timeout time.Duration) (error, int64) {
+// it) and returns the peak RSS in bytes and the exit error.
+func (p *Proc) Wait(timeout time.Duration) (int64, error) {
 	ch := make(chan error, 1)
 	go func() { ch <- p.Cmd.Wait() }()
 	var err error
@@ -134,7 +134,7 @@ func (p *Proc) Wait(timeout time.Duration) (error, int64) {
 		_ = p.Cmd.Process.Kill()
 		err = <-ch
 	}
-	return err, maxRSS(p.Cmd.ProcessState)
+	return maxRSS(p.Cmd.ProcessState), err
 }
 
 func maxRSS(ps *os.ProcessState) int64 {

@@ -165,22 +165,22 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 
 	// Throughput: 32 clients, every call distinct, every call a new file.
 	before := countFiles(recDir)
-	tr, _, err := loadAgainst(cfg, rec, "-distinct", strconv.Itoa(baseThroughput))
+	tr, cpu, err := loadAgainst(cfg, rec, "-distinct", strconv.Itoa(baseThroughput))
 	if err != nil {
 		rec.proc.Stop(10 * time.Second)
 		return nil, err
 	}
-	out.Throughput = tr
-	if err, _ := rec.proc.Stop(time.Minute); err != nil {
+	out.Throughput, out.CPUPerCall = tr, cpu
+	if _, err := rec.proc.Stop(time.Minute); err != nil {
 		out.RecordExit = fmt.Sprintf("%v: %s", err, tail(rec.proc.Stderr()))
 	}
 	out.FilesWritten = countFiles(recDir) - before
 	cfg.logf("record throughput: %.0f calls/s (%d errors), %d files written", tr.RPS, tr.Errors, out.FilesWritten)
-	ur, _, err := loadAgainst(cfg, &server{addr: hostOf(up.url), proc: up.proc}, "-distinct", strconv.Itoa(baseUpstream))
+	ur, ucpu, err := loadAgainst(cfg, &server{addr: hostOf(up.url), proc: up.proc}, "-distinct", strconv.Itoa(baseUpstream))
 	if err != nil {
 		return nil, err
 	}
-	out.UpstreamThroughput = ur
+	out.UpstreamThroughput, out.UpstreamCPUPerCall = ur, ucpu
 
 	// First streamed byte when the upstream waits 200 ms before streaming.
 	slowDir := filepath.Join(cfg.Work, "record-slow", ".ai-snapshots")

@@ -132,6 +132,7 @@ func (r *Results) Markdown() string {
 		p("| p99 latency (1 client) | %s | %s | %s |", ms(rec.DirectP99), ms(rec.ProxyP99), ms(rec.ProxyP99-rec.DirectP99))
 		p("| first streamed byte, upstream waits 200 ms (median) | %s | %s | %s |", ms(rec.TTFBDirect), ms(rec.TTFBProxy), ms(rec.TTFBProxy-rec.TTFBDirect))
 		p("| calls/s at %d clients | %.0f | %.0f | |", r.Config.Conns, rec.UpstreamThroughput.RPS, rec.Throughput.RPS)
+		p("| server CPU per call at %d clients | %s (upstream) | %s (record alone) | |", r.Config.Conns, us(rec.UpstreamCPUPerCall), us(rec.CPUPerCall))
 		p("")
 		p("Through record at %d clients: p50 %s, p99 %s, %d errors, %d snapshot files written.", r.Config.Conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.FilesWritten)
 		if rec.RecordExit != "" {

@@ -89,8 +89,8 @@ type ReplayRow struct {
 type RecordResult struct {
 	DirectP50, DirectP99, ProxyP50, ProxyP99 time.Duration
 	TTFBDirect, TTFBProxy                    time.Duration
-	Throughput                               LoadResult
-	UpstreamThroughput                       LoadResult
+	Throughput, UpstreamThroughput           LoadResult
+	CPUPerCall, UpstreamCPUPerCall           time.Duration // record's (incl. nothing of the upstream) and the upstream's, at 32 clients
 	FilesWritten                             int
 	RecordExit                               string
 }
@@ -356,7 +356,7 @@ loop:
 			return res, 0, errors.New("load generator timed out")
 		}
 	}
-	if err, _ := p.Wait(30 * time.Second); err != nil {
+	if _, err := p.Wait(30 * time.Second); err != nil {
 		return res, 0, fmt.Errorf("load generator: %v: %s", err, p.Stderr())
 	}
 	var per time.Duration
@@ -427,7 +427,7 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			}
 		}
 		for _, s := range servers {
-			_, rss := s.proc.Stop(10 * time.Second)
+			rss, _ := s.proc.Stop(10 * time.Second)
 			for _, m := range modes {
 				c := cells[m+"/"+s.name]
 				row := pickMedianRound(c.res)

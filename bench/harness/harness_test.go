@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/traceforge/traceforge/bench/gen"
+	"github.com/traceforge/traceforge/internal/verify"
+)
+
+// TestSmoke runs every piece of the harness in-process on a tiny set, so
+// the harness cannot rot: generator → static checks and the static floor,
+// the replay floor serving the same bytes as traceforge replay, the load
+// generator, the latency probe and the report. No network, no aimock.
+func TestSmoke(t *testing.T) {
+	const n = 20
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	if _, err := gen.WriteSet(dir, n); err != nil {
+		t.Fatal(err)
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) > 0 || len(rep.Checked) != n {
+		t.Fatalf("generated set: %d checked, findings %v", len(rep.Checked), rep.Findings)
+	}
+	if got, err := FloorVerify(dir); err != nil || got != n {
+		t.Fatalf("FloorVerify = %d, %v", got, err)
+	}
+
+	fh, err := FloorHandler(n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := httptest.NewServer(fh)
+	defer floor.Close()
+	tf := httptest.NewServer(verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"}).Handler())
+	defer tf.Close()
+	host := func(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
+
+	// The floor answers with the very bytes traceforge replay sends.
+	for _, i := range []int{0, 1, n - 1} {
+		for _, stream := range []bool{false, true} {
+			r := gen.HTTPRequest(i, stream)
+			a, b := post(t, floor.URL+r.Path, r), post(t, tf.URL+r.Path, r)
+			if !bytes.Equal(a, b) {
+				t.Errorf("item %d stream=%v: floor and replay bodies differ:\n%s\n---\n%s", i, stream, a, b)
+			}
+		}
+	}
+
+	for _, stream := range []bool{false, true} {
+		var opened, closed bool
+		res := RunLoad(LoadConfig{Addr: host(tf), Conns: 4, Warmup: 50 * time.Millisecond, Duration: 300 * time.Millisecond,
+			Source: SetSource(host(tf), n, stream, 4), OnWindow: func(open bool) { opened, closed = opened || open, closed || !open }})
+		if res.Requests == 0 || res.Errors > 0 || !opened || !closed || res.P50 <= 0 || res.P99 < res.P50 {
+			t.Errorf("load stream=%v: %+v (window %v/%v)", stream, res, opened, closed)
+		}
+	}
+	lat, err := Latency(host(tf), host(floor), 3, 1, 0, false)
+	if err != nil || lat.DirectP50 <= 0 || lat.ProxyP50 <= 0 {
+		t.Errorf("Latency = %+v, %v", lat, err)
+	}
+
+	cpu, err := CPUTime(os.Getpid())
+	if err != nil || cpu <= 0 {
+		t.Errorf("CPUTime = %v, %v", cpu, err)
+	}
+
+	res := &Results{
+		Config:  Config{Command: "make bench", Conns: 32, PeerN: n},
+		Machine: DescribeMachine(),
+		Static:  []StaticRow{{N: n, Verify: 2 * time.Second, Floor: time.Second}},
+		Replay: []ReplayRow{
+			{N: n, Mode: "plain", Server: "floor", LoadResult: LoadResult{RPS: 1000}, CPUPerReq: time.Microsecond},
+			{N: n, Mode: "plain", Server: "traceforge", LoadResult: LoadResult{RPS: 800}, CPUPerReq: 2 * time.Microsecond},
+		},
+		Record:  &RecordResult{DirectP50: time.Millisecond, ProxyP50: 1200 * time.Microsecond},
+		GoBench: ParseGoBench("pkg: github.com/traceforge/traceforge/internal/replay\nBenchmarkLookup-2   5124021   85.49 ns/op   0 B/op   0 allocs/op\n"),
+	}
+	if len(res.GoBench) != 1 || res.GoBench[0].NsOp != 85.49 || res.GoBench[0].Pkg != "internal/replay" {
+		t.Errorf("ParseGoBench = %+v", res.GoBench)
+	}
+	md := res.Markdown()
+	for _, want := range []string{"| static verify / floor at 20 | ≤ 2.0× | 2.00× | ✅ met |", "| replay plain req/s vs floor (20) | ≥ 0.7× | 0.80× | ✅ met |", "BenchmarkLookup-2"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	if err := os.WriteFile(out, []byte("# Benchmarks\n\nintro\n\n"+BeginMarker+"\nold\n"+EndMarker+"\n\n## Findings\n\nkept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(out, md); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if s := string(b); !strings.Contains(s, "intro") || !strings.Contains(s, "kept") || strings.Contains(s, "\nold\n") || !strings.Contains(s, md) {
+		t.Errorf("WriteMarkdown did not replace only the generated part:\n%s", s)
+	}
+}
+
+func post(t *testing.T, url string, r gen.Request) []byte {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v %s", url, resp.StatusCode, err, b)
+	}
+	return b
+}
