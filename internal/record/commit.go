@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -59,7 +60,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 
 	if old != nil && provider.Equal(replay.Fields(old), fields) {
 		st.rec, st.source = old.Record.Raw, old.Record.Source
-		if src == old.Record.Source {
+		if src == old.Record.Source || (r.cfg.LockPerCommit && !movesSource(src, old.Record.Source)) {
 			st.setOK()
 			r.count(func(c *counts) { c.unchanged++ })
 			return
@@ -100,6 +101,16 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 		r.count(func(c *counts) { c.recorded++ })
 		r.logf("recorded %s (%s)", path.Join(r.display, rel), c.describe())
 	}
+}
+
+// movesSource reports whether a LockPerCommit recorder replaces the stored
+// source old of an unchanged answer by src: only for a smaller source (the
+// rule for one key called from several places) or another line of the same
+// function (the call moved). Processes recording in parallel see only their
+// own calls; any other rule would let two of them rewrite the file back and
+// forth on every run.
+func movesSource(src, old snapshot.Source) bool {
+	return src.Less(old) || (src.File == old.File && src.Function == old.Function)
 }
 
 func (r *Recorder) count(f func(*counts)) {
@@ -174,32 +185,51 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 		}
 		return refuse("the snapshot fails the checks verify runs; not written", details, strings.Join(fixes, "; "))
 	}
+	collision := func(otherRel, otherKey string) bool {
+		r.addProblem(&Problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
+			Message: fmt.Sprintf("id %s is already taken by %s, a different request (key %s); this call's key is %s; not written", id, path.Join(r.display, otherRel), otherKey, key),
+			Fix:     "change the request slightly (e.g. the prompt) so that its key differs, and report the collision to the traceforge maintainers"})
+		return false
+	}
 	// Claim the id (ids are unique across provider folders) before writing.
 	r.mu.Lock()
 	o, taken := r.byID[id]
 	if taken && o.key != key {
 		r.mu.Unlock()
-		r.addProblem(&Problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
-			Message: fmt.Sprintf("id %s is already taken by %s, a different request (key %s); this call's key is %s; not written", id, path.Join(r.display, o.rel), o.key, key),
-			Fix:     "change the request slightly (e.g. the prompt) so that its key differs, and report the collision to the traceforge maintainers"})
-		return false
+		return collision(o.rel, o.key)
 	}
 	r.byID[id] = idOwner{key: key, rel: rel}
 	r.mu.Unlock()
-	if err := r.store.WriteAtomic(rel, data); err != nil {
+	h, _ := doc["hash"].(string)
+	entry := snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: h}
+	if r.cfg.LockPerCommit {
+		err = r.writeShared(entry, key, data)
+	} else {
+		err = r.store.WriteAtomic(rel, data)
+	}
+	if err != nil {
 		r.mu.Lock()
 		if !taken {
 			delete(r.byID, id)
 		}
 		r.mu.Unlock()
+		var ce *collisionError
+		if errors.As(err, &ce) {
+			return collision(ce.rel, ce.key)
+		}
+		fix := "check the snapshot folder's permissions and free space"
+		if errors.Is(err, snapshot.ErrLocked) {
+			fix = "another traceforge record holds the snapshot folder; let it finish and record again"
+		}
 		r.addProblem(&Problem{Kind: KindWriteFailed, Call: c.describe(), ID: id, Key: key, File: display,
-			Message: err.Error(), Fix: "check the snapshot folder's permissions and free space"})
+			Message: err.Error(), Fix: fix})
 		return false
 	}
-	h, _ := doc["hash"].(string)
 	r.mu.Lock()
-	r.entries[rel] = snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: h}
-	r.dirty = true
+	r.entries[rel] = entry
+	if !r.cfg.LockPerCommit {
+		r.dirty = true
+	}
 	r.mu.Unlock()
 	return true
 }

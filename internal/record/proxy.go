@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"time"
 
@@ -216,11 +217,43 @@ func withIncludeUsage(body []byte) ([]byte, bool) {
 // configuration only, never from the request.
 func (r *Recorder) rewrite(pr *httputil.ProxyRequest) {
 	c := callOf(pr.In.Context())
+	if t := r.target(pr.In); t != nil {
+		*pr.Out.URL = *t
+	} else {
+		r.rewriteURL(pr.In.URL, pr.Out.URL, c)
+	}
+	pr.Out.Host = ""
+	pr.Out.Header.Del(source.Header)
+	reduceAcceptEncoding(pr.Out.Header)
+	if c != nil {
+		b := c.upstream
+		pr.Out.Body = io.NopCloser(bytes.NewReader(b))
+		pr.Out.ContentLength = int64(len(b))
+		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+}
+
+// target is the exact upstream URL of a call when Config.Target names one.
+func (r *Recorder) target(in *http.Request) *url.URL {
+	if r.cfg.Target == nil {
+		return nil
+	}
+	t := r.cfg.Target(in)
+	if t == nil || (t.Scheme != "http" && t.Scheme != "https") || t.Host == "" {
+		return nil
+	}
+	c := *t
+	c.User, c.Fragment = nil, ""
+	return &c
+}
+
+// rewriteURL points out at the call's upstream base URL followed by the
+// path the application called.
+func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
 	base := r.openai
 	if c != nil && c.route == provider.Anthropic {
 		base = r.anthropic
 	}
-	in := pr.In.URL
 	restPath, restRaw := in.Path, in.EscapedPath()
 	if base == r.openai {
 		// The application's OpenAI base URL is http://127.0.0.1:PORT/v1 and
@@ -228,7 +261,6 @@ func (r *Recorder) rewrite(pr *httputil.ProxyRequest) {
 		restPath = trimV1(restPath)
 		restRaw = trimV1(restRaw)
 	}
-	out := pr.Out.URL
 	out.Scheme = base.Scheme
 	out.Host = base.Host
 	out.Path = base.Path + restPath
@@ -243,15 +275,6 @@ func (r *Recorder) rewrite(pr *httputil.ProxyRequest) {
 		out.RawQuery = base.RawQuery
 	default:
 		out.RawQuery = base.RawQuery + "&" + in.RawQuery
-	}
-	pr.Out.Host = ""
-	pr.Out.Header.Del(source.Header)
-	reduceAcceptEncoding(pr.Out.Header)
-	if c != nil {
-		b := c.upstream
-		pr.Out.Body = io.NopCloser(bytes.NewReader(b))
-		pr.Out.ContentLength = int64(len(b))
-		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
 }
 
@@ -479,11 +502,16 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 	if p == provider.Anthropic {
 		base = r.anthropic
 	}
+	fix := "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"
+	if t := r.target(req); t != nil {
+		base = &url.URL{Scheme: t.Scheme, Host: t.Host}
+		fix = "check the client's base URL, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"
+	}
 	clientGone := req.Context().Err() != nil
 	if c != nil && !c.skip {
 		pr := &Problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
 			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", serve.RedactURL(base), err),
-			Fix:     "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"}
+			Fix:     fix}
 		if clientGone {
 			pr.Kind = KindClientClosed
 			pr.Message = "the application closed the connection before the answer arrived; not snapshotted"

@@ -48,7 +48,8 @@ const DefaultManifestInterval = time.Second
 // records into ./.ai-snapshots against the public OpenAI and Anthropic APIs.
 type Config struct {
 	// Dir is the snapshot folder ("" = ./.ai-snapshots). It is created when
-	// missing. The caller holds its lock (snapshot.Store.Lock) for the run.
+	// missing. The caller holds its lock (snapshot.Store.Lock) for the run,
+	// unless LockPerCommit is set.
 	Dir string
 	// Display names the folder in findings and messages ("" = Dir).
 	Display string
@@ -79,7 +80,34 @@ type Config struct {
 	// Log receives one line per noteworthy event (nil = discarded). Every
 	// line is redacted.
 	Log io.Writer
+
+	// LockPerCommit is for a recorder that does not hold the set's lock for
+	// the whole run, so that several processes can record into one folder
+	// at once (the Go transport: `go test ./...` runs packages in parallel;
+	// DESIGN §11 "Go transport"). The recorder takes the lock itself,
+	// waiting up to LockTimeout, while New reads the set and around each
+	// commit: the snapshot file is written, then the manifest on disk is
+	// re-read, merged with it and rewritten, all before the lock is
+	// released. ManifestInterval is then unused. Such a recorder never
+	// removes anything (Prune refuses), and a call whose answer equals the
+	// stored one moves the stored source only to a smaller one or to
+	// another line of the same function, so that processes making the same
+	// call from different places do not rewrite it back and forth.
+	LockPerCommit bool
+	// LockTimeout bounds each wait for the lock with LockPerCommit
+	// (0 = DefaultLockTimeout).
+	LockTimeout time.Duration
+	// Target, when set and non-nil for a call, is that call's exact
+	// upstream URL (scheme, host, path and query), instead of the
+	// provider's upstream base URL followed by the path the application
+	// called. The in-process Go transport uses it: there the URL the SDK
+	// asked for already names the API.
+	Target func(req *http.Request) *url.URL
 }
+
+// DefaultLockTimeout is the longest a LockPerCommit recorder waits for the
+// set's lock.
+const DefaultLockTimeout = 30 * time.Second
 
 // InvalidSetError is returned by New in OnlyMissing mode when the set fails
 // a static check: the command must not start (DESIGN §11 "Replay").
@@ -118,6 +146,11 @@ type Recorder struct {
 	problemIdx map[string]*Problem
 	counts     counts
 	dirty      bool
+	// LockPerCommit: entries written but not yet merged into the manifest
+	// on disk, and whether the set read at New needs its manifest
+	// completed (valid files it does not list).
+	pending map[string]snapshot.ManifestEntry
+	repair  bool
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -169,6 +202,7 @@ func New(cfg Config) (*Recorder, error) {
 		run:        map[string]*keyState{},
 		requested:  map[string]bool{},
 		problemIdx: map[string]*Problem{},
+		pending:    map[string]snapshot.ManifestEntry{},
 		stop:       make(chan struct{}),
 		flushed:    make(chan struct{}),
 	}
@@ -198,7 +232,7 @@ func New(cfg Config) (*Recorder, error) {
 		t.MaxIdleConnsPerHost = 64
 		r.transport = t
 	}
-	if err := r.load(); err != nil {
+	if err := r.loadLocked(); err != nil {
 		return nil, err
 	}
 	r.proxy = &httputil.ReverseProxy{
@@ -226,6 +260,30 @@ func (r *Recorder) Upstreams() (openai, anthropic string) {
 // Handler is the proxy wrapped in the shared server safety rules
 // (serve.Guard: Host check, CONNECT and absolute-form refusal, body cap).
 func (r *Recorder) Handler() http.Handler { return r.handler }
+
+// loadLocked is load under the set's lock when the recorder takes it itself
+// (LockPerCommit): another process may be in the middle of a commit.
+func (r *Recorder) loadLocked() error {
+	if !r.cfg.LockPerCommit {
+		return r.load()
+	}
+	if _, err := os.Lstat(r.store.Dir); errors.Is(err, fs.ErrNotExist) {
+		return r.load() // nothing to read; the folder is created by the first commit
+	}
+	unlock, err := r.store.LockWait(r.lockTimeout())
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", r.display, err)
+	}
+	defer unlock()
+	return r.load()
+}
+
+func (r *Recorder) lockTimeout() time.Duration {
+	if r.cfg.LockTimeout > 0 {
+		return r.cfg.LockTimeout
+	}
+	return DefaultLockTimeout
+}
 
 // load reads the existing set: valid snapshots by key, every id, and the
 // manifest entries to merge with.
@@ -273,6 +331,19 @@ func (r *Recorder) load() error {
 	for _, rel := range set.Rels {
 		_, id, _ := snapshot.ValidRelPath(rel)
 		r.allRels[rel] = id
+	}
+	if r.cfg.LockPerCommit {
+		listed := map[string]string{}
+		if set.Manifest != nil {
+			for _, e := range set.Manifest.Entries {
+				listed[e.File] = e.Hash
+			}
+		}
+		for rel, e := range r.entries {
+			if h, ok := listed[rel]; !ok || h != e.Hash {
+				r.repair = true
+			}
+		}
 	}
 	if m := set.Manifest; m != nil {
 		r.lastManifest = m

@@ -107,6 +107,25 @@ func (s *Summary) Write(w io.Writer, listUnrequested bool) {
 	if s.Retried > 0 {
 		out("%d failed call(s) succeeded when retried and are not counted as failures", s.Retried)
 	}
+	s.WriteProblems(w)
+	if n := len(s.Unrequested); n > 0 {
+		if listUnrequested {
+			out("%d snapshot(s) not requested by this run:", n)
+			for _, u := range s.Unrequested {
+				out("   %s", u)
+			}
+		} else {
+			out("%d snapshot(s) not requested by this run (record --prune -- COMMAND removes them)", n)
+		}
+	}
+}
+
+// WriteProblems prints every problem with its fix, and the manifest error,
+// as Write does. Every line is redacted.
+func (s *Summary) WriteProblems(w io.Writer) {
+	out := func(format string, args ...any) {
+		fmt.Fprintln(w, check.Redact(fmt.Sprintf(format, args...)))
+	}
 	for _, p := range s.Problems {
 		head := "❌ "
 		switch {
@@ -140,16 +159,6 @@ func (s *Summary) Write(w io.Writer, listUnrequested bool) {
 		out("❌ manifest not written: %v", s.ManifestError)
 		out("   → check the snapshot folder's permissions, then run: traceforge snapshot reindex")
 	}
-	if n := len(s.Unrequested); n > 0 {
-		if listUnrequested {
-			out("%d snapshot(s) not requested by this run:", n)
-			for _, u := range s.Unrequested {
-				out("   %s", u)
-			}
-		} else {
-			out("%d snapshot(s) not requested by this run (record --prune -- COMMAND removes them)", n)
-		}
-	}
 }
 
 // flushLoop rewrites the manifest at most once per interval while calls
@@ -180,6 +189,9 @@ func (r *Recorder) FlushManifest() error { return r.flushManifest(false) }
 // changed, or always with force), keeping created_at, and updated_at when
 // the entry list is unchanged; unchanged bytes are not rewritten.
 func (r *Recorder) flushManifest(force bool) error {
+	if r.cfg.LockPerCommit {
+		return r.flushShared(force)
+	}
 	r.mmu.Lock()
 	defer r.mmu.Unlock()
 	r.mu.Lock()
@@ -294,6 +306,9 @@ func (r *Recorder) unrequestedLocked() []string {
 // manifest. Only the CLI calls it, with a command, after Finish, and only
 // when every call was snapshotted and the command exited 0 (DESIGN §11).
 func (r *Recorder) Prune() (removed []string, err error) {
+	if r.cfg.LockPerCommit {
+		return nil, errors.New("a recorder that shares the snapshot folder (LockPerCommit) never prunes")
+	}
 	r.mu.Lock()
 	var rels []string
 	for rel, id := range r.allRels {
