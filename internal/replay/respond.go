@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
@@ -175,13 +178,13 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 		WriteError(w, provider.Name(s.Provider), http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
 		return res, err
 	}
-	p, e := provider.Name(s.Provider), Endpoint(s)
-	var payload bytes.Buffer
+	p := provider.Name(s.Provider)
+	var payload []byte
 	var events chunks
 	if req.Stream {
-		err = provider.SynthesizeStream(p, e, body, req.IncludeUsage, &events, nil)
+		events, err = encodedOf(s).stream(s, body, req.IncludeUsage)
 	} else {
-		err = writeJSON(&payload, body)
+		payload, err = encodedOf(s).json(body)
 	}
 	if err != nil {
 		err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
@@ -204,9 +207,9 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 	}
 	if !req.Stream {
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", fmt.Sprint(payload.Len()))
+		h.Set("Content-Length", strconv.Itoa(len(payload)))
 		w.WriteHeader(http.StatusOK)
-		_, err = w.Write(payload.Bytes())
+		_, err = w.Write(payload)
 		return res, err
 	}
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -223,6 +226,56 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 		}
 	}
 	return res, nil
+}
+
+// encoded caches the bytes Respond sends for one snapshot: they depend on
+// the snapshot and the request's stream/include_usage flags only, and
+// encoding them (above all synthesizing a stream) costs far more than
+// serving them. Entries go away with their snapshot.
+type encoded struct {
+	jsonOnce sync.Once
+	body     []byte
+	jsonErr  error
+
+	streamOnce [2]sync.Once // without, with the usage chunk
+	events     [2]chunks
+	streamErr  [2]error
+}
+
+var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
+
+func encodedOf(s *check.Snapshot) *encoded {
+	k := weak.Make(s)
+	if v, ok := encodedCache.Load(k); ok {
+		return v.(*encoded)
+	}
+	v, loaded := encodedCache.LoadOrStore(k, &encoded{})
+	if !loaded {
+		runtime.AddCleanup(s, func(k weak.Pointer[check.Snapshot]) { encodedCache.Delete(k) }, k)
+	}
+	return v.(*encoded)
+}
+
+// json is the body as JSON (one line, LF-terminated).
+func (c *encoded) json(body map[string]any) ([]byte, error) {
+	c.jsonOnce.Do(func() {
+		var b bytes.Buffer
+		c.jsonErr = writeJSON(&b, body)
+		c.body = b.Bytes()
+	})
+	return c.body, c.jsonErr
+}
+
+// stream is the provider's SSE events for body. The events must not be modified.
+func (c *encoded) stream(s *check.Snapshot, body map[string]any, includeUsage bool) (chunks, error) {
+	i := 0
+	if includeUsage {
+		i = 1
+	}
+	c.streamOnce[i].Do(func() {
+		c.streamErr[i] = provider.SynthesizeStream(provider.Name(s.Provider), Endpoint(s), body, includeUsage, &c.events[i], nil)
+	})
+	return c.events[i], c.streamErr[i]
 }
 
 // chunks keeps every Write as one event (SynthesizeStream writes one event
