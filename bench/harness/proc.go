@@ -147,8 +147,16 @@ func maxRSS(ps *os.ProcessState) int64 {
 	return 0
 }
 
-// Timed runs argv to completion in dir and returns its wall time and peak RSS (bytes, from wait4).
-func Timed(dir string, argv ...string) (time.Duration, int64, string, error) {
+// Timed runs argv to completion in dir and returns its wall time and peak
+// RSS (bytes, ru_maxrss from wait4). With self (the tfbench binary) the
+// program is started by a fresh `tfbench rusage` process: Linux charges a
+// child's ru_maxrss with the RSS of the process that forked it (its memory
+// map before exec), so measuring from the large harness process would
+// inflate small programs' peaks.
+func Timed(self, dir string, argv ...string) (time.Duration, int64, string, error) {
+	if self != "" {
+		argv = append([]string{self, "rusage", "--"}, argv...)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	var out bytes.Buffer
@@ -156,8 +164,48 @@ func Timed(dir string, argv ...string) (time.Duration, int64, string, error) {
 	cmd.Stderr = cmd.Stdout
 	start := time.Now()
 	err := cmd.Run()
+	wall, rss := time.Since(start), maxRSS(cmd.ProcessState)
+	if self != "" {
+		if i := strings.LastIndex(out.String(), RusagePrefix); i >= 0 {
+			var w, kb int64
+			if _, e := fmt.Sscanf(out.String()[i:], RusagePrefix+"%d %d", &w, &kb); e == nil {
+				wall, rss = time.Duration(w), kb*1024
+			}
+		}
+	}
+	return wall, rss, out.String(), err
+}
+
+// RusagePrefix starts the line `tfbench rusage` prints: wall nanoseconds and ru_maxrss kilobytes.
+const RusagePrefix = "TFBENCH-RUSAGE "
+
+// Rusage runs argv (inheriting stdout and stderr), then prints its wall
+// time and peak RSS on stderr after RusagePrefix. It returns the exit error.
+func Rusage(argv []string, stderr io.Writer) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
 	wall := time.Since(start)
-	return wall, maxRSS(cmd.ProcessState), out.String(), err
+	if cmd.ProcessState != nil {
+		fmt.Fprintf(stderr, "\n%s%d %d\n", RusagePrefix, wall.Nanoseconds(), maxRSS(cmd.ProcessState)/1024)
+	}
+	return err
+}
+
+// HWM is the peak resident set of a running process (VmHWM), 0 if unknown.
+func HWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 type limitedWriter struct {

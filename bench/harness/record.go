@@ -105,8 +105,7 @@ func hostOf(u string) string { return strings.TrimRight(strings.TrimPrefix(u, "h
 func runLatency(cfg *Config, direct, proxy string, n, rounds, base int, stream bool) (LatencyResult, error) {
 	argv := Pinned(1, cfg.Self, "latency", "-direct", direct, "-proxy", proxy, "-n", strconv.Itoa(n),
 		"-rounds", strconv.Itoa(rounds), "-base", strconv.Itoa(base), "-stream="+strconv.FormatBool(stream))
-	wall, _, out, err := Timed(cfg.Root, argv...)
-	_ = wall
+	_, _, out, err := Timed("", cfg.Root, argv...)
 	if err != nil {
 		return LatencyResult{}, fmt.Errorf("latency: %v: %s", err, tail(out))
 	}

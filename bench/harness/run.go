@@ -182,7 +182,7 @@ func runStatic(cfg *Config, n int) (StaticRow, error) {
 	verify := []string{cfg.bin("traceforge"), "verify", "--dir", dir}
 	floor := []string{cfg.Self, "floor-verify", dir}
 	// Warm the page cache with the floor, then alternate the two programs.
-	if _, _, out, err := Timed(cfg.Root, floor...); err != nil {
+	if _, _, out, err := Timed(cfg.Self, cfg.Root, floor...); err != nil {
 		return row, fmt.Errorf("floor: %v: %s", err, out)
 	}
 	rounds := cfg.Rounds
@@ -190,13 +190,13 @@ func runStatic(cfg *Config, n int) (StaticRow, error) {
 		rounds = 2 // each run takes long; two alternating runs each
 	}
 	for r := 0; r < rounds; r++ {
-		wall, rss, out, err := Timed(cfg.Root, verify...)
+		wall, rss, out, err := Timed(cfg.Self, cfg.Root, verify...)
 		if err != nil {
 			return row, fmt.Errorf("traceforge verify: %v: %s", err, tail(out))
 		}
 		row.VerifyRuns = append(row.VerifyRuns, wall)
 		row.VerifyRSS = max(row.VerifyRSS, rss)
-		wall, rss, out, err = Timed(cfg.Root, floor...)
+		wall, rss, out, err = Timed(cfg.Self, cfg.Root, floor...)
 		if err != nil {
 			return row, fmt.Errorf("floor: %v: %s", err, tail(out))
 		}
@@ -427,7 +427,9 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			}
 		}
 		for _, s := range servers {
-			rss, _ := s.proc.Stop(10 * time.Second)
+			// VmHWM of the server itself (ru_maxrss would include the harness's memory; see Timed).
+			rss := HWM(s.pid())
+			s.proc.Stop(10 * time.Second)
 			for _, m := range modes {
 				c := cells[m+"/"+s.name]
 				row := pickMedianRound(c.res)

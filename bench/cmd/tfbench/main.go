@@ -7,6 +7,7 @@
 //	tfbench load -addr A -distinct BASE         load generator (every call distinct)
 //	tfbench latency -direct A -proxy B ...      sequential latency, direct vs proxy
 //	tfbench profile-verify DIR OUT              CPU profile of the static checks
+//	tfbench rusage -- COMMAND ARGS...           wall time and peak RSS of COMMAND
 package main
 
 import (
@@ -51,6 +52,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdLatency(args[1:], stdout)
 	case "profile-verify":
 		err = cmdProfileVerify(args[1:], stdout)
+	case "rusage":
+		if len(args) < 3 || args[1] != "--" {
+			err = fmt.Errorf("usage: tfbench rusage -- COMMAND [ARGS]")
+		} else {
+			err = harness.Rusage(args[2:], stderr)
+		}
 	default:
 		err = fmt.Errorf("unknown subcommand %q", args[0])
 	}
