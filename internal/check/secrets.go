@@ -3,6 +3,8 @@ package check
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -96,6 +98,54 @@ func Redact(s string) string {
 		s = r.Re.ReplaceAllString(s, "[REDACTED:"+r.Name+"]")
 	}
 	return s
+}
+
+// credentialHeaders carry a call's credentials. Their values (and every
+// query parameter value) are scrubbed from upstream text traceforge shows.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key",
+	"Cookie", "OpenAI-Organization", "OpenAI-Project"}
+
+// CredentialValues returns the credential values a request carries: the
+// values of the credential headers (and an Authorization token without its
+// scheme) and every query parameter value, for RedactValues.
+func CredentialValues(h http.Header, rawQuery string) []string {
+	var out []string
+	for _, name := range credentialHeaders {
+		for _, v := range h.Values(name) {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, strings.TrimSpace(tok))
+			}
+			if name == "Cookie" {
+				for _, c := range strings.Split(v, ";") {
+					if _, cv, ok := strings.Cut(c, "="); ok {
+						out = append(out, strings.TrimSpace(cv))
+					}
+				}
+			}
+		}
+	}
+	if q, err := url.ParseQuery(rawQuery); err == nil {
+		for _, vs := range q {
+			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+// RedactValues replaces each of values (at least 6 bytes long: shorter ones
+// are too likely to be ordinary words) found in s with [REDACTED], longest
+// first, then applies Redact. An upstream's error text goes through it with
+// the call's CredentialValues: a gateway may quote the key it refused.
+func RedactValues(s string, values []string) string {
+	vs := append([]string(nil), values...)
+	sort.Slice(vs, func(i, j int) bool { return len(vs[i]) > len(vs[j]) })
+	for _, v := range vs {
+		if len(v) >= 6 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return Redact(s)
 }
 
 func itoa(i int) string {

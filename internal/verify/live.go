@@ -185,7 +185,9 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 		return liveRun{err: fmt.Sprintf("HTTP %d: answer larger than %d bytes", resp.StatusCode, maxLiveBody)}
 	}
 	if resp.StatusCode/100 != 2 {
-		return liveRun{err: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(data))}
+		// The upstream may quote the key it refused: never into a report.
+		msg := check.RedactValues(errorMessage(data), check.CredentialValues(req.Header, req.URL.RawQuery))
+		return liveRun{err: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg)}
 	}
 	m, err := provider.Decode(data)
 	if err != nil {
