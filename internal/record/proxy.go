@@ -223,6 +223,13 @@ func (r *Recorder) rewrite(pr *httputil.ProxyRequest) {
 		r.rewriteURL(pr.In.URL, pr.Out.URL, c)
 	}
 	pr.Out.Host = ""
+	// traceforge is not a tunnel: ReverseProxy re-adds the Upgrade it
+	// stripped as hop-by-hop, and a switched protocol (h2c, websocket) would
+	// turn the connection into a pipe to the upstream that nothing records.
+	// Without it an upstream's 101 is refused (502) by ReverseProxy.
+	pr.Out.Header.Del("Upgrade")
+	pr.Out.Header.Del("Connection")
+	pr.Out.Header.Del("HTTP2-Settings")
 	pr.Out.Header.Del(source.Header)
 	reduceAcceptEncoding(pr.Out.Header)
 	if c != nil {
@@ -432,8 +439,13 @@ func (r *Recorder) errorExcerpt(resp *http.Response) string {
 	if msg == "" {
 		return ""
 	}
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
+	// A gateway may quote the credentials it refused: scrub every value the
+	// call carried before the text reaches the summary or a log.
+	if out := resp.Request; out != nil {
+		msg = check.RedactValues(msg, check.CredentialValues(out.Header, out.URL.RawQuery))
+	}
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
 	}
 	return fmt.Sprintf(" (%s)", msg)
 }
