@@ -50,6 +50,17 @@ fuzz:
 	  done; \
 	done
 
+# The long fault loops behind SECURITY.md (go test runs a few iterations of
+# each): CRASH_ITERATIONS kill -9s of a real record under 16 parallel
+# clients, a 10^6-entry manifest, a real full tmpfs (root only; skipped
+# otherwise), and the concurrency tests repeated under -race.
+CRASH_ITERATIONS ?= 100
+stress:
+	TRACEFORGE_STRESS=1 TRACEFORGE_CRASH_ITERATIONS=$(CRASH_ITERATIONS) $(GO) test -count=1 -timeout 60m -v -run '^TestCrashSafetyKill9Loop$$' ./internal/cli/
+	TRACEFORGE_STRESS=1 TRACEFORGE_MANIFEST_ENTRIES=1000000 $(GO) test -count=1 -timeout 30m -v -run '^TestCheckSetHugeManifest$$' ./internal/check/
+	TRACEFORGE_STRESS=1 $(GO) test -count=1 -v -run '^TestWriteAtomicTmpfsFull$$' ./internal/snapshot/
+	$(GO) test -race -count=20 -run 'Concurrent|LockAcrossProcesses' ./internal/record/ ./internal/cli/
+
 # Benchmarks and performance targets (BENCHMARKS.md is rewritten with the
 # figures). BENCH_QUICK=1 make bench: 1k set only, short runs (not the default).
 bench: build
