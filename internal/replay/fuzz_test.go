@@ -1,0 +1,37 @@
+package replay
+
+import (
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// FuzzParse: any method, path, anthropic-version and body either fail with
+// ErrNotLLMCall/ErrBadRequest or give a well-formed, deterministic key.
+// Seeds: testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
+	f.Add("POST", "/v1/chat/completions", "", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stop":"x","stream":true}`))
+	f.Add("POST", "/v1/messages", "2023-06-01", []byte(`{"model":"m","system":"s","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]}]}`))
+	f.Add("POST", "/v1/completions", "", []byte(`{"model":"m","prompt":"p"}`))
+	f.Fuzz(func(t *testing.T, method, path, version string, body []byte) {
+		h := http.Header{}
+		if version != "" {
+			h.Set("anthropic-version", version)
+		}
+		req, err := Parse(method, path, h, body)
+		if err != nil {
+			return
+		}
+		if !hex64.MatchString(req.Key) || !snapshot.ValidID(req.ID()) {
+			t.Fatalf("key %q, id %q", req.Key, req.ID())
+		}
+		again, err := Parse(method, path, h, body)
+		if err != nil || again.Key != req.Key {
+			t.Fatalf("Parse is not deterministic: %v %q %q", err, req.Key, again.Key)
+		}
+	})
+}
