@@ -1,10 +1,16 @@
 // Package traceforge holds the Go helpers for applications recorded and
-// replayed by the traceforge CLI.
+// replayed by the traceforge CLI, and the in-process record/replay
+// transport for Go tests.
 //
 // [SourceTransport] tells the recording proxy which line of the application
 // made each LLM call, by setting the X-Traceforge-Source header from the
 // caller's stack. Wrap the HTTP client of any Go LLM SDK with it (see
 // [NewHTTPClient]); docs/sources.md shows each SDK.
+//
+// [Transport] records and replays the calls inside the test process, with
+// the same snapshots, checks and keys as the CLI and no proxy: give
+// [Transport.Client] to the SDK, and run TRACEFORGE_MODE=record go test ./...
+// to record, plain go test to replay; docs/go.md shows how.
 package traceforge
 
 import (

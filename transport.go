@@ -281,6 +281,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody()
 		return nil, fmt.Errorf("traceforge: unsupported request URL %v: want http:// or https:// with a host", req.URL)
 	}
+	if err := req.Context().Err(); err != nil {
+		closeBody()
+		return nil, err
+	}
 	var src string
 	if req.Header.Get(SourceHeader) == "" {
 		if s, ok := t.src.caller(); ok {

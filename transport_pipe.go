@@ -36,7 +36,14 @@ func serveInProcess(h http.Handler, in, orig *http.Request, done func()) (*http.
 		}()
 		h.ServeHTTP(w, in)
 	}()
-	<-w.ready
+	select {
+	case <-w.ready:
+	case <-orig.Context().Done():
+		// The handler sees the same context and ends; what it still
+		// writes is discarded.
+		_ = (&pipeBody{w}).Close()
+		return nil, orig.Context().Err()
+	}
 	if w.status == 0 {
 		return nil, w.err
 	}

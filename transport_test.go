@@ -3,6 +3,7 @@ package traceforge_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -467,4 +468,22 @@ func TestTransportDefaultDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	validSet(t, filepath.Join(root, ".ai-snapshots"))
+}
+
+// A request whose context is done fails with the context's error, as with
+// any transport.
+func TestTransportCanceledContext(t *testing.T) {
+	api := startAPI(t, fakeupstream.Options{FirstByteDelay: 2 * time.Second})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	tr := newTransport(t, traceforge.Record, dir)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := client(tr, api.URL+"/v1").CreateChatCompletion(ctx, chatRequest("Too slow"))
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+		t.Fatalf("err = %v after %v, want the deadline", err, time.Since(start))
+	}
+	if err := tr.Close(); !errors.Is(err, traceforge.ErrNotSnapshotted) {
+		t.Fatalf("Close = %v, want the abandoned call listed", err)
+	}
 }
