@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -424,6 +425,12 @@ func (d *decoder) number() (any, error) {
 		f, err := strconv.ParseFloat(text, 64)
 		if err != nil || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
 			return nil, d.errAt(start, fmt.Sprintf("number %s is out of range", text))
+		}
+		// RFC 8785 writes numbers below 1e21 without an exponent, so 1E20
+		// would be stored as the integer 100000000000000000000, which this
+		// decoder refuses on the next read: refuse it now, like the integer.
+		if a := math.Abs(f); a > maxSafeInteger && a < 1e21 {
+			return nil, d.errAt(start, fmt.Sprintf("number %s is an integer beyond 2^53 and cannot be hashed exactly; store it as a string", text))
 		}
 	}
 	return json.Number(text), nil

@@ -130,3 +130,31 @@ func TestValidRelPathHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// Regression (found by FuzzDecode, seed float-beyond-2-53): 1E20 was
+// accepted, then written by the canonical encoder as the integer
+// 100000000000000000000, which Decode refuses, so a file record wrote could
+// not be read back. A float whose integral value is beyond 2^53 and is
+// written without an exponent is refused like the integer; everything
+// accepted round-trips.
+func TestDecodeFloatBeyond2to53(t *testing.T) {
+	for _, in := range []string{"1E20", "1e16", "-2e17", "9.1e15", "9007199254740993.5", "1e20"} {
+		if _, err := Decode([]byte(in)); err == nil || !strings.Contains(err.Error(), "beyond 2^53") {
+			t.Errorf("Decode(%s) = %v, want the 2^53 error", in, err)
+		}
+	}
+	for _, in := range []string{"1e21", "-1e21", "1e300", "9e15", "9007199254740992.0", "1.5", "-0.0", "5e-324"} {
+		v, err := Decode([]byte(in))
+		if err != nil {
+			t.Errorf("Decode(%s): %v", in, err)
+			continue
+		}
+		out, err := MarshalPretty(v)
+		if err != nil {
+			t.Fatalf("MarshalPretty(%s): %v", in, err)
+		}
+		if _, err := Decode(out); err != nil {
+			t.Errorf("%s written as %q does not read back: %v", in, out, err)
+		}
+	}
+}
