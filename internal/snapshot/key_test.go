@@ -1,10 +1,14 @@
 package snapshot
 
 import (
+	"encoding/json"
+
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gowebpki/jcs"
 )
 
 func mustDecode(t testing.TB, s string) map[string]any {
@@ -159,6 +163,47 @@ func TestRecordAndFileHashes(t *testing.T) {
 	}
 }
 
+// libraryCanonical is the reference: serialize, then jcs.Transform.
+func libraryCanonical(t *testing.T, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := jcs.Transform(bytes.TrimRight(buf.Bytes(), "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCanonicalMatchesLibrary(t *testing.T) {
+	for _, s := range []string{
+		`{"b":[1,2.5,-0,1e-7,123456789012345,0.1,1e21,5e-324],"a":{"\u00e9":"x","e\u0301":"y","\ud83d\ude00":1,"\uff71":2},"c":"\u0000\u001f\"\\/<>&\u2028"}`,
+		`[true,false,null,"",{},[]]`,
+		`{"n":-9007199254740992,"m":9007199254740992,"f":1.0,"g":100,"h":-1.5e300}`,
+	} {
+		v := mustDecode0(t, s)
+		c, err := Canonical(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lib := libraryCanonical(t, v); !bytes.Equal(c, lib) {
+			t.Errorf("%s:\n ours %s\n lib  %s", s, c, lib)
+		}
+	}
+}
+
+func mustDecode0(t *testing.T, s string) any {
+	t.Helper()
+	v, err := Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func FuzzCanonical(f *testing.F) {
 	f.Add(`{"a":1.0,"b":[1e2,"x"]}`)
 	f.Add(`{"\u00e9":"\u0000","a":-0.0}`)
@@ -170,6 +215,10 @@ func FuzzCanonical(f *testing.F) {
 		c, err := Canonical(v)
 		if err != nil {
 			t.Fatalf("Canonical: %v", err)
+		}
+		// Byte for byte what the JCS library produces.
+		if lib := libraryCanonical(t, v); !bytes.Equal(c, lib) {
+			t.Fatalf("Canonical differs from jcs.Transform:\n%s\n%s", c, lib)
 		}
 		// Canonical bytes are a fixed point.
 		v2, err := Decode(c)
