@@ -21,6 +21,10 @@ type Options struct {
 	// CanMigrate reports whether a registered migration path leads from
 	// version to the current one (set by the migrate package's user).
 	CanMigrate func(version string) bool
+	// Slim keeps only each record's metadata (snapshot.Record.Slim) once it
+	// is checked: for static verification, whose memory must not grow with
+	// the size of the snapshots. Replay, record and list need full records.
+	Slim bool
 }
 
 // Snapshot is one checked snapshot file.

@@ -45,7 +45,25 @@ type SecretMatch struct {
 
 // quick rejects strings that cannot match any rule.
 func quick(s string) bool {
-	return strings.Contains(s, "sk-") || strings.Contains(strings.ToLower(s), "bearer")
+	return strings.Contains(s, "sk-") || containsFoldBearer(s)
+}
+
+// containsFoldBearer reports whether s contains "bearer" in any ASCII case,
+// without allocating (every string of every snapshot passes here).
+func containsFoldBearer(s string) bool {
+	const word = "bearer"
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 != 'b' {
+			continue
+		}
+		j := 1
+		for ; j < len(word) && s[i+j]|0x20 == word[j]; j++ {
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
 }
 
 // ScanSecrets walks every string (and object key) of v.

@@ -107,6 +107,9 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 					continue
 				}
 				s, fs := CheckBytes(disp(e.Rel), e.Rel, data, opts)
+				if s != nil && opts.Slim {
+					s.Record = s.Record.Slim()
+				}
 				results[i] = out{s, fs}
 			}
 		}()

@@ -194,7 +194,8 @@ func verifyRun(o *verifyOptions) error {
 			return err
 		}
 	}
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard})
+	staticOnly := len(o.Command) == 0 && !o.Serve && !o.Live
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard, Slim: staticOnly})
 	if err != nil {
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first (traceforge record -- <command>), or point --dir at the folder")

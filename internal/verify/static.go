@@ -53,6 +53,9 @@ type StaticOptions struct {
 	Config     *check.Config
 	CanMigrate func(string) bool
 	Shard      *Shard
+	// Slim keeps only record metadata (check.Options.Slim): for static-only
+	// runs, whose memory must not grow with the snapshots' size.
+	Slim bool
 }
 
 // Static runs every static check over the set and returns the report and
@@ -76,7 +79,7 @@ func Static(o StaticOptions) (*Report, *check.SetResult, error) {
 	if o.Shard != nil {
 		keep = o.Shard.Keep
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, display, check.Options{Config: o.Config, CanMigrate: o.CanMigrate}, keep)
+	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, display, check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}, keep)
 	if err != nil {
 		return nil, nil, err
 	}
