@@ -60,7 +60,7 @@ type Record struct {
 
 // Slim returns a copy of r without the request and response bodies: the
 // fields reports, listings and sharding need (id, timestamp, source, model,
-// response scalars, lineage, hash). Static verification keeps only this, so
+// response counts and finish reason, lineage, hash) — not even the content. Static verification keeps only this, so
 // its memory does not grow with what the snapshots hold.
 func (r *Record) Slim() *Record {
 	c := *r
@@ -69,6 +69,7 @@ func (r *Record) Slim() *Record {
 	if m, ok := r.Request["model"]; ok {
 		c.Request = map[string]any{"model": m}
 	}
+	c.Response.Content = ""
 	c.Response.ToolCalls = nil
 	c.Response.Usage = nil
 	c.Response.Body = nil
