@@ -418,7 +418,7 @@ func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManif
 		if err := os.Remove(filepath.Join(st.Dir, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", rel, err)
 		}
-		if err := syncDir(filepath.Dir(filepath.Join(st.Dir, filepath.FromSlash(rel)))); err != nil {
+		if err := snapshot.SyncDir(filepath.Dir(filepath.Join(st.Dir, filepath.FromSlash(rel)))); err != nil {
 			return err
 		}
 		if err := hook("removed " + rel); err != nil {
@@ -463,7 +463,7 @@ func syncTree(root string) error {
 			return err
 		}
 		if d.IsDir() {
-			return syncDir(p)
+			return snapshot.SyncDir(p)
 		}
 		return nil
 	})
@@ -483,19 +483,7 @@ func renameIn(stage, dir, rel string) error {
 	if err := os.Rename(filepath.Join(stage, filepath.FromSlash(rel)), target); err != nil {
 		return fmt.Errorf("move %s into place: %w", rel, err)
 	}
-	return syncDir(parent)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	return nil
+	return snapshot.SyncDir(parent)
 }
 
 // WritePlan renders the plan (dry run) or the report of a migration.

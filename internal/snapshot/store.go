@@ -233,6 +233,9 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 	return syncDir(dir)
 }
 
+// SyncDir fsyncs a folder so that a rename into it survives a crash.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
