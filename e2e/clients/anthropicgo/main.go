@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -24,22 +23,8 @@ import (
 const name = "anthropicgo"
 
 func main() {
-	mode := scenario.Mode(name)
 	client := anthropic.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(nil)))
-	tr := scenario.New(name, mode)
-	var err error
-	switch mode {
-	case "plain":
-		err = plain(context.Background(), client, tr)
-	case "stream":
-		err = stream(context.Background(), client, tr)
-	case "tool":
-		err = agent(context.Background(), client, tr)
-	}
-	if err != nil {
-		scenario.Fail(name, err)
-	}
-	tr.Print(os.Stdout)
+	scenario.Run(name, client, plain, stream, agent)
 }
 
 func params(messages ...anthropic.MessageParam) anthropic.MessageNewParams {

@@ -26,27 +26,13 @@ import (
 const name = "goopenai"
 
 func main() {
-	mode := scenario.Mode(name)
 	cfg := openai.DefaultConfig(os.Getenv("OPENAI_API_KEY"))
 	if base := os.Getenv("OPENAI_BASE_URL"); base != "" {
 		cfg.BaseURL = base
 	}
 	cfg.HTTPClient = traceforge.NewHTTPClient(nil)
 	client := openai.NewClientWithConfig(cfg)
-	tr := scenario.New(name, mode)
-	var err error
-	switch mode {
-	case "plain":
-		err = plain(context.Background(), client, tr)
-	case "stream":
-		err = stream(context.Background(), client, tr)
-	case "tool":
-		err = agent(context.Background(), client, tr)
-	}
-	if err != nil {
-		scenario.Fail(name, err)
-	}
-	tr.Print(os.Stdout)
+	scenario.Run(name, client, plain, stream, agent)
 }
 
 func request(messages ...openai.ChatCompletionMessage) openai.ChatCompletionRequest {

@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -19,22 +18,8 @@ import (
 const name = "openaigo"
 
 func main() {
-	mode := scenario.Mode(name)
 	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(nil)))
-	tr := scenario.New(name, mode)
-	var err error
-	switch mode {
-	case "plain":
-		err = plain(context.Background(), client, tr)
-	case "stream":
-		err = stream(context.Background(), client, tr)
-	case "tool":
-		err = agent(context.Background(), client, tr)
-	}
-	if err != nil {
-		scenario.Fail(name, err)
-	}
-	tr.Print(os.Stdout)
+	scenario.Run(name, client, plain, stream, agent)
 }
 
 func params(messages ...openai.ChatCompletionMessageParamUnion) openai.ChatCompletionNewParams {

@@ -5,6 +5,7 @@
 package scenario
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -124,6 +125,19 @@ func (t *Transcript) Print(w io.Writer) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w, End)
+}
+
+// Run is the main of every Go client: it reads the mode argument, runs that
+// mode's function with client and a fresh transcript, and prints the
+// transcript, or the SDK error with exit status 1.
+func Run[C any](name string, client C, plain, stream, tool func(context.Context, C, *Transcript) error) {
+	mode := Mode(name)
+	run := map[string]func(context.Context, C, *Transcript) error{"plain": plain, "stream": stream, "tool": tool}[mode]
+	tr := New(name, mode)
+	if err := run(context.Background(), client, tr); err != nil {
+		Fail(name, err)
+	}
+	tr.Print(os.Stdout)
 }
 
 // Fail prints an SDK error and exits 1.
