@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -129,8 +128,8 @@ func newRecEnv(t *testing.T) *recEnv {
 	}}
 }
 
-func (e *recEnv) streams(ctx context.Context) (*IOStreams, *recBuffer, *recBuffer) {
-	out, errOut := &recBuffer{}, &recBuffer{}
+func (e *recEnv) streams(ctx context.Context) (*IOStreams, *syncBuffer, *syncBuffer) {
+	out, errOut := &syncBuffer{}, &syncBuffer{}
 	env := map[string]string{}
 	for k, v := range e.env {
 		env[k] = v
@@ -452,7 +451,7 @@ func TestRecordSIGTERM(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRecordHelperMain$")
 	cmd.Env = append(os.Environ(), "TRACEFORGE_RECORD_TEST_MAIN=1", "TF_REC_ARGS="+string(args))
 	stdout, _ := cmd.StdoutPipe()
-	var stderr recBuffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -496,7 +495,7 @@ func TestRecordSIGTERM(t *testing.T) {
 	}
 }
 
-func waitExports(t *testing.T, out *recBuffer, done chan int) string {
+func waitExports(t *testing.T, out *syncBuffer, done chan int) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -513,23 +512,6 @@ func waitExports(t *testing.T, out *recBuffer, done chan int) string {
 	}
 	t.Fatal("no exports printed")
 	return ""
-}
-
-type recBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *recBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *recBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // kill -9 mid-run loses at most the call in flight: every answered call is
