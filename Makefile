@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/traceforge/traceforge/internal/cli.Version=$(VERSION)
 BIN       := bin/traceforge
 FUZZTIME  ?= 10s
 
-.PHONY: build install test unit e2e lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
+.PHONY: build install test deps unit e2e lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceforge
@@ -30,7 +30,18 @@ install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/traceforge
 
 # The whole suite: unit, CLI scripts, end to end with the real SDKs.
-test: unit selfcheck e2e
+test: deps unit selfcheck e2e
+
+# What the tests need beyond Go modules: the pinned npm packages of the Node
+# hash checker and the end-to-end clients, installed with `npm ci` only when
+# node_modules is missing or older than its lock file (a fresh clone, or a
+# changed lock). npm ci writes node_modules/.package-lock.json, the stamp.
+NPM_DIRS := tools/hashcheck e2e/node
+deps: $(foreach d,$(NPM_DIRS),$(d)/node_modules/.package-lock.json)
+
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund
+	@touch $@
 
 unit:
 	$(GO) test -race -count=1 ./...
