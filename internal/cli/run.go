@@ -20,9 +20,16 @@ type childResult struct {
 // errCommandNotFound: COMMAND could not be started (exit 2).
 var errCommandNotFound = errors.New("command not found")
 
+// killGrace is how long COMMAND's process group has to exit after SIGTERM
+// before it is killed. A variable so tests can shorten it.
+var killGrace = 10 * time.Second
+
 // runChild runs argv with extra environment variables appended (overriding
-// earlier ones), stdio passed through, and forwards SIGINT/SIGTERM from ctx
-// cancellation as SIGTERM (then SIGKILL after 10 s).
+// earlier ones) and stdio passed through, in a process group of its own
+// (DESIGN §12.10: no grandchild outlives traceforge). When ctx is cancelled
+// (SIGINT/SIGTERM to traceforge) the whole group gets SIGTERM, then SIGKILL
+// after killGrace; when COMMAND exits by itself, whatever it left running in
+// its group (a backgrounded server, a test binary) is killed the same way.
 func runChild(ctx context.Context, io *IOStreams, argv []string, extraEnv []string) (childResult, error) {
 	if len(argv) == 0 {
 		return childResult{}, errors.New("no command")
@@ -38,24 +45,29 @@ func runChild(ctx context.Context, io *IOStreams, argv []string, extraEnv []stri
 	cmd.Stdout = io.Out
 	cmd.Stderr = io.ErrOut
 	cmd.Dir = io.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// With a non-file stdout (tests, an embedding caller) exec copies through
+	// a pipe that a grandchild inherits; Wait would then block until that
+	// grandchild exits. WaitDelay bounds it, after which the group is killed.
+	// The real CLI hands COMMAND the terminal's files directly.
+	cmd.WaitDelay = 500 * time.Millisecond
 	if err := cmd.Start(); err != nil {
 		return childResult{}, withCode(ExitUsage, fmt.Errorf("start %s: %w", argv[0], err), "check the command after --")
 	}
+	pgid := cmd.Process.Pid // Setpgid: the group's id is the child's pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error
 	select {
 	case werr = <-done:
+		stopGroup(pgid, nil)
 	case <-ctx.Done():
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case werr = <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			werr = <-done
-		}
+		werr = stopGroup(pgid, done)
 	}
 	code := 0
+	if errors.Is(werr, exec.ErrWaitDelay) {
+		werr = nil // exited 0, left a pipe open: a grandchild, ended above
+	}
 	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
@@ -68,6 +80,38 @@ func runChild(ctx context.Context, io *IOStreams, argv []string, extraEnv []stri
 		}
 	}
 	return childResult{Code: code, Line: fmt.Sprintf("%s exited %d", strings.Join(argv, " "), code)}, nil
+}
+
+// stopGroup ends process group pgid: SIGTERM, then SIGKILL once the group
+// is still alive after killGrace. With done (COMMAND still running) it
+// returns COMMAND's wait error; with nil (COMMAND already reaped) it only
+// cleans up what COMMAND left behind.
+func stopGroup(pgid int, done <-chan error) error {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil && done == nil {
+		return nil // the group is gone already
+	}
+	deadline := time.After(killGrace)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var werr error
+	waited := done == nil
+	for {
+		select {
+		case werr = <-done:
+			waited, done = true, nil
+		case <-tick.C:
+		case <-deadline:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			if !waited {
+				werr = <-done
+			}
+			return werr
+		}
+		// Signal 0 probes the group: ESRCH once every member has exited.
+		if waited && syscall.Kill(-pgid, 0) != nil {
+			return werr
+		}
+	}
 }
 
 // mergeEnv appends extra to base, removing earlier definitions of the same names.
