@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // Legacy is the one legacy format (DESIGN §8): a single file
@@ -71,7 +72,7 @@ type legacyRecord struct {
 	label    string // #i "id"
 	provider string
 	at       time.Time
-	source   snapshot.Source
+	source   source.Source
 	request  map[string]any
 	resp     snapshot.Response
 	key      string
@@ -124,7 +125,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 	type planned struct {
 		keep    *legacyRecord
 		members []*legacyRecord
-		source  snapshot.Source
+		source  source.Source
 		rel     string
 		data    []byte
 		hash    string

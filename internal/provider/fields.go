@@ -3,18 +3,9 @@ package provider
 import (
 	"fmt"
 	"strings"
-)
 
-// Fields are the normalized response fields of a snapshot (DESIGN §3, §11
-// "Response fields").
-type Fields struct {
-	Content      string
-	TokensUsed   int64
-	FinishReason string
-	ToolCalls    []any          // provider objects verbatim; nil when none
-	Usage        map[string]any // provider usage object verbatim; nil when absent
-	Model        string         // served model ("" when absent)
-}
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
 
 // Extract computes Fields from a final response body in the provider's
 // non-streamed shape (for a streamed call: Assembler.Done's result).
@@ -31,18 +22,18 @@ type Fields struct {
 //   - Usage: the usage object verbatim; Model: the body's "model".
 //
 // The returned ToolCalls and Usage are copies: they never alias body.
-func Extract(p Name, e Endpoint, body map[string]any) (Fields, error) {
+func Extract(p Name, e Endpoint, body map[string]any) (snapshot.Fields, error) {
 	if body == nil {
-		return Fields{}, fmt.Errorf("%w: no response body", ErrMalformed)
+		return snapshot.Fields{}, fmt.Errorf("%w: no response body", ErrMalformed)
 	}
 	if !Valid(p, e) {
-		return Fields{}, fmt.Errorf("%w: unsupported provider/endpoint %q %q", ErrMalformed, p, e)
+		return snapshot.Fields{}, fmt.Errorf("%w: unsupported provider/endpoint %q %q", ErrMalformed, p, e)
 	}
-	var f Fields
+	var f snapshot.Fields
 	if m, ok := body["model"]; ok && m != nil {
 		s, ok := m.(string)
 		if !ok {
-			return Fields{}, fmt.Errorf("%w: /model is %s, not a string", ErrMalformed, typeName(m))
+			return snapshot.Fields{}, fmt.Errorf("%w: /model is %s, not a string", ErrMalformed, typeName(m))
 		}
 		f.Model = s
 	}
@@ -53,12 +44,12 @@ func Extract(p Name, e Endpoint, body map[string]any) (Fields, error) {
 		err = extractOpenAI(e, body, &f)
 	}
 	if err != nil {
-		return Fields{}, err
+		return snapshot.Fields{}, err
 	}
 	return f, nil
 }
 
-func extractOpenAI(e Endpoint, body map[string]any, f *Fields) error {
+func extractOpenAI(e Endpoint, body map[string]any, f *snapshot.Fields) error {
 	choices, ok := body["choices"].([]any)
 	if !ok {
 		return fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, typeName(body["choices"]))
@@ -118,7 +109,7 @@ func extractOpenAI(e Endpoint, body map[string]any, f *Fields) error {
 	return nil
 }
 
-func extractAnthropic(body map[string]any, f *Fields) error {
+func extractAnthropic(body map[string]any, f *snapshot.Fields) error {
 	blocks, ok := body["content"].([]any)
 	if !ok {
 		return fmt.Errorf("%w: /content is %s, not an array", ErrMalformed, typeName(body["content"]))

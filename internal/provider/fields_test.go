@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 func TestClassify(t *testing.T) {
@@ -91,37 +93,37 @@ func TestExtract(t *testing.T) {
 		p    Name
 		e    Endpoint
 		body string
-		want Fields
+		want snapshot.Fields
 		err  error
 	}{
 		{"chat", OpenAI, ChatCompletions,
 			`{"model":"gpt-4o","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
-			Fields{Content: "hi", TokensUsed: 4, FinishReason: "stop", Model: "gpt-4o"}, nil},
+			snapshot.Fields{Content: "hi", TokensUsed: 4, FinishReason: "stop", Model: "gpt-4o"}, nil},
 		{"chat null content with tools", OpenAI, ChatCompletions,
 			`{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"total_tokens":9}}`,
-			Fields{TokensUsed: 9, FinishReason: "tool_calls", ToolCalls: []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}}, nil},
+			snapshot.Fields{TokensUsed: 9, FinishReason: "tool_calls", ToolCalls: []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}}, nil},
 		{"chat empty tool_calls is none", OpenAI, ChatCompletions,
 			`{"choices":[{"message":{"content":"x","tool_calls":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`,
-			Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}, nil},
+			snapshot.Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}, nil},
 		{"chat second choice ignored", OpenAI, ChatCompletions,
 			`{"choices":[{"message":{"content":"a"},"finish_reason":"stop"},{"message":{"content":"b"},"finish_reason":"length"}],"usage":{"total_tokens":1}}`,
-			Fields{Content: "a", TokensUsed: 1, FinishReason: "stop"}, nil},
+			snapshot.Fields{Content: "a", TokensUsed: 1, FinishReason: "stop"}, nil},
 		{"completions", OpenAI, Completions,
 			`{"model":"i","choices":[{"text":"x y","finish_reason":"length"}],"usage":{"total_tokens":7}}`,
-			Fields{Content: "x y", TokensUsed: 7, FinishReason: "length", Model: "i"}, nil},
+			snapshot.Fields{Content: "x y", TokensUsed: 7, FinishReason: "length", Model: "i"}, nil},
 		{"anthropic sums usage", Anthropic, Messages,
 			`{"model":"c","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"n","input":{}},{"type":"text","text":"b"}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5,"cache_creation_input_tokens":2,"cache_read_input_tokens":null}}`,
-			Fields{Content: "ab", TokensUsed: 17, FinishReason: "tool_use", Model: "c", ToolCalls: []any{map[string]any{"type": "tool_use", "id": "t1", "name": "n", "input": map[string]any{}}}}, nil},
-		{"no usage", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`, Fields{}, ErrNoUsage},
-		{"null usage", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":null}`, Fields{}, ErrNoUsage},
-		{"no finish reason", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":null}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"no stop reason", Anthropic, Messages, `{"content":[],"usage":{"input_tokens":1}}`, Fields{}, ErrMalformed},
-		{"no choices", OpenAI, ChatCompletions, `{"choices":[],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"content array", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"fractional tokens", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1.5}}`, Fields{}, ErrMalformed},
-		{"negative tokens", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":-1}}`, Fields{}, ErrMalformed},
-		{"model not string", OpenAI, ChatCompletions, `{"model":1,"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"wrong endpoint", OpenAI, Messages, `{}`, Fields{}, ErrMalformed},
+			snapshot.Fields{Content: "ab", TokensUsed: 17, FinishReason: "tool_use", Model: "c", ToolCalls: []any{map[string]any{"type": "tool_use", "id": "t1", "name": "n", "input": map[string]any{}}}}, nil},
+		{"no usage", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`, snapshot.Fields{}, ErrNoUsage},
+		{"null usage", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":null}`, snapshot.Fields{}, ErrNoUsage},
+		{"no finish reason", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":null}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, ErrMalformed},
+		{"no stop reason", Anthropic, Messages, `{"content":[],"usage":{"input_tokens":1}}`, snapshot.Fields{}, ErrMalformed},
+		{"no choices", OpenAI, ChatCompletions, `{"choices":[],"usage":{"total_tokens":1}}`, snapshot.Fields{}, ErrMalformed},
+		{"content array", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, ErrMalformed},
+		{"fractional tokens", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1.5}}`, snapshot.Fields{}, ErrMalformed},
+		{"negative tokens", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":-1}}`, snapshot.Fields{}, ErrMalformed},
+		{"model not string", OpenAI, ChatCompletions, `{"model":1,"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, ErrMalformed},
+		{"wrong endpoint", OpenAI, Messages, `{}`, snapshot.Fields{}, ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,7 +183,7 @@ func anthropicCall(id, name, input string) any {
 }
 
 func TestEqualAndDiff(t *testing.T) {
-	base := Fields{Content: "hello", TokensUsed: 10, FinishReason: "stop", Model: "m",
+	base := snapshot.Fields{Content: "hello", TokensUsed: 10, FinishReason: "stop", Model: "m",
 		ToolCalls: []any{openaiCall("call_1", "f", `{"a":1}`)},
 		Usage:     map[string]any{"total_tokens": num(10), "prompt_tokens": num(4)}}
 	same := base
@@ -191,16 +193,16 @@ func TestEqualAndDiff(t *testing.T) {
 		t.Fatalf("ids and usage breakdown must not count: %v", Diff(base, same))
 	}
 	cases := []struct {
-		change func(*Fields)
+		change func(*snapshot.Fields)
 		want   string
 	}{
-		{func(f *Fields) { f.Content = "hullo" }, `content: "hello" → "hullo"`},
-		{func(f *Fields) { f.FinishReason = "length" }, `finish_reason: "stop" → "length"`},
-		{func(f *Fields) { f.TokensUsed = 12 }, `tokens_used: 10 → 12`},
-		{func(f *Fields) { f.Model = "m2" }, `model: "m" → "m2"`},
-		{func(f *Fields) { f.ToolCalls = []any{openaiCall("call_1", "f", `{"a": 1}`)} }, `tool_calls[0]: f({"a":1}) → f({"a": 1})`},
-		{func(f *Fields) { f.ToolCalls = []any{openaiCall("call_1", "g", `{"a":1}`)} }, `tool_calls[0]: f({"a":1}) → g({"a":1})`},
-		{func(f *Fields) { f.ToolCalls = nil }, `tool_calls: 1 → 0 calls (f → none)`},
+		{func(f *snapshot.Fields) { f.Content = "hullo" }, `content: "hello" → "hullo"`},
+		{func(f *snapshot.Fields) { f.FinishReason = "length" }, `finish_reason: "stop" → "length"`},
+		{func(f *snapshot.Fields) { f.TokensUsed = 12 }, `tokens_used: 10 → 12`},
+		{func(f *snapshot.Fields) { f.Model = "m2" }, `model: "m" → "m2"`},
+		{func(f *snapshot.Fields) { f.ToolCalls = []any{openaiCall("call_1", "f", `{"a": 1}`)} }, `tool_calls[0]: f({"a":1}) → f({"a": 1})`},
+		{func(f *snapshot.Fields) { f.ToolCalls = []any{openaiCall("call_1", "g", `{"a":1}`)} }, `tool_calls[0]: f({"a":1}) → g({"a":1})`},
+		{func(f *snapshot.Fields) { f.ToolCalls = nil }, `tool_calls: 1 → 0 calls (f → none)`},
 	}
 	for _, c := range cases {
 		b := base
@@ -212,19 +214,19 @@ func TestEqualAndDiff(t *testing.T) {
 	}
 	// Anthropic inputs compare as canonical JSON: key order and number
 	// spelling do not matter, values do.
-	a := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":1.0,"y":{"b":[1,2],"a":"s"}}`)}}
-	b := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_2", "w", `{"y":{"a":"s","b":[1,2]},"x":1}`)}}
+	a := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":1.0,"y":{"b":[1,2],"a":"s"}}`)}}
+	b := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_2", "w", `{"y":{"a":"s","b":[1,2]},"x":1}`)}}
 	if !Equal(a, b) {
 		t.Fatalf("canonical inputs differ: %v", Diff(a, b))
 	}
-	c := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":2,"y":{"a":"s","b":[1,2]}}`)}}
+	c := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":2,"y":{"a":"s","b":[1,2]}}`)}}
 	if Equal(a, c) {
 		t.Fatal("different inputs compared equal")
 	}
 	// Long content: the diff shows where it changes.
 	long1 := strings.Repeat("word ", 40) + "end"
 	long2 := strings.Repeat("word ", 40) + "END"
-	d := Diff(Fields{Content: long1}, Fields{Content: long2})
+	d := Diff(snapshot.Fields{Content: long1}, snapshot.Fields{Content: long2})
 	if len(d) != 1 || !strings.Contains(d[0], "differs at character 201") || len(d[0]) > 300 {
 		t.Fatalf("long diff: %q", d)
 	}
@@ -285,16 +287,16 @@ func TestSynthesizeBody(t *testing.T) {
 	cases := []struct {
 		p      Name
 		e      Endpoint
-		f      Fields
+		f      snapshot.Fields
 		id     string
 		object string
 	}{
-		{OpenAI, ChatCompletions, Fields{Content: "hi", TokensUsed: 12, FinishReason: "stop"}, "chatcmpl-tfabc123def456", "chat.completion"},
-		{OpenAI, ChatCompletions, Fields{TokensUsed: 5, FinishReason: "tool_calls", Model: "gpt-4o-2024-08-06",
+		{OpenAI, ChatCompletions, snapshot.Fields{Content: "hi", TokensUsed: 12, FinishReason: "stop"}, "chatcmpl-tfabc123def456", "chat.completion"},
+		{OpenAI, ChatCompletions, snapshot.Fields{TokensUsed: 5, FinishReason: "tool_calls", Model: "gpt-4o-2024-08-06",
 			ToolCalls: []any{openaiCall("call_1", "f", "{}")}, Usage: map[string]any{"total_tokens": num(5), "prompt_tokens": num(2)}}, "chatcmpl-tfabc123def456", "chat.completion"},
-		{OpenAI, Completions, Fields{Content: "text", TokensUsed: 3, FinishReason: "length"}, "cmpl-tfabc123def456", "text_completion"},
-		{Anthropic, Messages, Fields{Content: "hallo", TokensUsed: 40, FinishReason: "end_turn"}, "msg_tfabc123def456", ""},
-		{Anthropic, Messages, Fields{Content: "", TokensUsed: 40, FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"q":"x"}`)}}, "msg_tfabc123def456", ""},
+		{OpenAI, Completions, snapshot.Fields{Content: "text", TokensUsed: 3, FinishReason: "length"}, "cmpl-tfabc123def456", "text_completion"},
+		{Anthropic, Messages, snapshot.Fields{Content: "hallo", TokensUsed: 40, FinishReason: "end_turn"}, "msg_tfabc123def456", ""},
+		{Anthropic, Messages, snapshot.Fields{Content: "", TokensUsed: 40, FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"q":"x"}`)}}, "msg_tfabc123def456", ""},
 	}
 	for _, c := range cases {
 		body := SynthesizeBody(c.p, c.e, "abc123def456", created, "req-model", c.f)
@@ -337,7 +339,7 @@ func TestSynthesizeBody(t *testing.T) {
 		}
 	}
 	// Anthropic default usage: everything in output_tokens.
-	body := SynthesizeBody(Anthropic, Messages, "x", created, "m", Fields{TokensUsed: 7, FinishReason: "end_turn"})
+	body := SynthesizeBody(Anthropic, Messages, "x", created, "m", snapshot.Fields{TokensUsed: 7, FinishReason: "end_turn"})
 	if canonical(body["usage"]) != `{"input_tokens":0,"output_tokens":7}` || canonical(body["content"]) != `[]` {
 		t.Fatalf("anthropic placeholders: %s", canonical(body))
 	}

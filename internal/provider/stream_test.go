@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 type fixture struct {
@@ -70,7 +72,7 @@ func lineEndings(data []byte) map[string][]byte {
 	}
 }
 
-func mustExtract(t *testing.T, p Name, e Endpoint, body map[string]any) Fields {
+func mustExtract(t *testing.T, p Name, e Endpoint, body map[string]any) snapshot.Fields {
 	t.Helper()
 	f, err := Extract(p, e, body)
 	if err != nil {

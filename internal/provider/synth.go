@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Piece sizes of synthesized streams, in runes.
@@ -408,7 +410,7 @@ func pieces(s string, n int) []string {
 //
 // Extract of the result gives back f (for Anthropic, tool calls that are not
 // tool_use blocks are not part of Fields).
-func SynthesizeBody(p Name, e Endpoint, snapshotID string, created time.Time, requestModel string, f Fields) map[string]any {
+func SynthesizeBody(p Name, e Endpoint, snapshotID string, created time.Time, requestModel string, f snapshot.Fields) map[string]any {
 	model := f.Model
 	if model == "" {
 		model = requestModel

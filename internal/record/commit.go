@@ -11,6 +11,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // commit decides what a complete, well-formed answer does to the set
@@ -18,7 +19,7 @@ import (
 // a source-only rewrite, a changed snapshot, or a listed problem
 // (nondeterminism, id collision, refused by the checks). Calls with the same
 // key are serialized by the key's lock; different keys commit in parallel.
-func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, latency int64) {
+func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, latency int64) {
 	req := c.req
 	p := string(req.Provider)
 	key, id := req.Key, req.ID()
@@ -72,17 +73,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 		}
 		return
 	}
-	resp := snapshot.Response{
-		Content:      fields.Content,
-		TokensUsed:   fields.TokensUsed,
-		LatencyMS:    latency,
-		FinishReason: fields.FinishReason,
-		ToolCalls:    fields.ToolCalls,
-		Usage:        fields.Usage,
-		Model:        fields.Model,
-		Stream:       req.Stream,
-		Body:         body,
-	}
+	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
 	rec, _, err := snapshot.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
 	if err != nil {
 		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
@@ -109,7 +100,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 // function (the call moved). Processes recording in parallel see only their
 // own calls; any other rule would let two of them rewrite the file back and
 // forth on every run.
-func movesSource(src, old snapshot.Source) bool {
+func movesSource(src, old source.Source) bool {
 	return src.Less(old) || (src.File == old.File && src.Function == old.Function)
 }
 
@@ -121,7 +112,7 @@ func (r *Recorder) count(f func(*counts)) {
 
 // rewriteSource stores st's record again with a new source; the timestamp and
 // response stay. It reports whether the file was written. st.mu is held.
-func (r *Recorder) rewriteSource(c *call, st *keyState, src snapshot.Source) bool {
+func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool {
 	rec := make(map[string]any, len(st.rec))
 	for k, v := range st.rec {
 		rec[k] = v

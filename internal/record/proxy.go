@@ -36,7 +36,7 @@ type call struct {
 	path    string
 	route   provider.Name   // the upstream it goes to
 	req     *replay.Request // nil when the call cannot be snapshotted at all
-	src     snapshot.Source
+	src     source.Source
 	// skip is set when the call is forwarded but will not be snapshotted
 	// (its problem is already listed).
 	skip bool
@@ -50,7 +50,7 @@ type call struct {
 func (c *call) describe() string {
 	s := c.method + " " + c.path
 	if c.src.File != "" {
-		s += " from " + c.src.String()
+		s += " from " + c.src.Display()
 	}
 	return s
 }
@@ -118,7 +118,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		if srcPresent {
 			s, serr := source.Parse(srcValue)
 			if serr == nil {
-				c.src = snapshot.Source{File: s.File, Line: s.Line, Function: s.Function}
+				c.src = source.Source{File: s.File, Line: s.Line, Function: s.Function}
 			} else {
 				c.skip = true
 				r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,

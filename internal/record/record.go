@@ -29,6 +29,7 @@ import (
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // The public APIs, used when no upstream is configured.
@@ -174,9 +175,9 @@ type keyState struct {
 	provider string
 	rel      string
 	answered bool            // a complete answer arrived
-	fields   provider.Fields // the first complete answer
+	fields   snapshot.Fields // the first complete answer
 	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
-	source   snapshot.Source // the source of the stored record
+	source   source.Source   // the source of the stored record
 	rec      map[string]any  // the stored record (for source-only rewrites)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 type callCase struct {
@@ -679,7 +680,7 @@ func TestIDCollisionNotWritten(t *testing.T) {
 	// different request X that claims that id.
 	y := openaiChat("Request Y")
 	yDoc, yID, err := snapshottest.Build(snapshottest.Item{Provider: "openai", Request: y, Response: snapshottest.OpenAIChat("x").Response,
-		Source: snapshot.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
+		Source: source.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
 	if err != nil {
 		t.Fatal(err)
 	}

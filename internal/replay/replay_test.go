@@ -36,7 +36,7 @@ func loadSet(t *testing.T, items ...snapshottest.Item) *check.SetResult {
 func withBody(it snapshottest.Item) snapshottest.Item {
 	p, e := provider.Name(it.Provider), provider.Endpoint(snapshot.Endpoint(it.Provider, it.Request))
 	model, _ := it.Request["model"].(string)
-	f := provider.Fields{Content: it.Response.Content, TokensUsed: it.Response.TokensUsed, FinishReason: it.Response.FinishReason,
+	f := snapshot.Fields{Content: it.Response.Content, TokensUsed: it.Response.TokensUsed, FinishReason: it.Response.FinishReason,
 		Usage: it.Response.Usage, Model: it.Response.Model}
 	body := provider.SynthesizeBody(p, e, "fixture00001", it.Time, model, f)
 	b, _ := json.Marshal(body)

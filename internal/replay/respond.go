@@ -136,9 +136,9 @@ func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) 
 }
 
 // Fields returns the recorded normalized response fields of s.
-func Fields(s *check.Snapshot) provider.Fields {
+func Fields(s *check.Snapshot) snapshot.Fields {
 	r := s.Record.Response
-	return provider.Fields{
+	return snapshot.Fields{
 		Content:      r.Content,
 		TokensUsed:   r.TokensUsed,
 		FinishReason: r.FinishReason,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gowebpki/jcs"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 func mustDecode(t testing.TB, s string) map[string]any {
@@ -138,8 +139,8 @@ func TestLineage(t *testing.T) {
 
 func TestRecordAndFileHashes(t *testing.T) {
 	req := mustDecode(t, `{"model":"gpt-4-turbo","messages":[{"role":"user","content":"Hello"}],"temperature":0,"max_tokens":100,"seed":42}`)
-	rec, key, err := NewRecord("openai", time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), Source{"src/a.py", 12, "f"}, req, nil,
-		Response{Content: "Hi", TokensUsed: 10, LatencyMS: 450, FinishReason: "stop"})
+	rec, key, err := NewRecord("openai", time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), source.Source{File: "src/a.py", Line: 12, Function: "f"}, req, nil,
+		Response{Fields: Fields{Content: "Hi", TokensUsed: 10, FinishReason: "stop"}, LatencyMS: 450})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // keyDocument is what a drift diff compares: the key object (provider,
@@ -40,7 +41,7 @@ func messagesText(request map[string]any) string {
 // then the one whose messages are most similar; ties go to the first by
 // file name. src may be nil (the request carried no X-Traceforge-Source).
 // nil when the set has no snapshot of req's provider.
-func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot) *check.Snapshot {
+func Closest(req *replay.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
 	model, _ := req.Body["model"].(string)
 	endpoint := snapshot.Endpoint(string(req.Provider), req.Body)
 	msgs := messagesText(req.Body)

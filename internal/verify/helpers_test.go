@@ -17,6 +17,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -37,8 +38,8 @@ func (c call) endpoint() provider.Endpoint {
 	return e
 }
 
-func (c call) source(i int) snapshot.Source {
-	return snapshot.Source{File: "app/main.go", Line: 10 + i, Function: strings.ReplaceAll(c.name, "-", "_")}
+func (c call) source(i int) source.Source {
+	return source.Source{File: "app/main.go", Line: 10 + i, Function: strings.ReplaceAll(c.name, "-", "_")}
 }
 
 func (c call) sourceHeader(i int) string { return c.source(i).String() }
@@ -162,7 +163,7 @@ func answer(t testing.TB, c call, data []byte) map[string]any {
 
 // appView is what an application sees of an answer: the one equality's
 // fields, or for a stream without usage its content, finish reason and tools.
-func appView(t testing.TB, c call, body map[string]any) provider.Fields {
+func appView(t testing.TB, c call, body map[string]any) snapshot.Fields {
 	t.Helper()
 	f, err := provider.Extract(c.provider, c.endpoint(), body)
 	if err == nil {
@@ -187,7 +188,7 @@ func appView(t testing.TB, c call, body map[string]any) provider.Fields {
 // recorded is the outcome of recording the table through the fake upstream.
 type recorded struct {
 	dir      string            // the snapshot folder
-	upstream []provider.Fields // what the application saw from the upstream, per call
+	upstream []snapshot.Fields // what the application saw from the upstream, per call
 }
 
 // recordTable sends every call to the upstream (asking OpenAI streams for
@@ -238,8 +239,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 		}
 		items = append(items, snapshottest.Item{
 			Provider: string(c.provider), Request: req, Headers: hdr, Source: c.source(i), Time: snapshottest.BaseTime,
-			Response: snapshot.Response{Content: f.Content, TokensUsed: f.TokensUsed, LatencyMS: 12, FinishReason: f.FinishReason,
-				ToolCalls: f.ToolCalls, Usage: f.Usage, Model: f.Model, Stream: c.stream(), Body: body},
+			Response: snapshot.Response{Fields: f, LatencyMS: 12, Stream: c.stream(), Body: body},
 		})
 	}
 	items = append(items, more...)

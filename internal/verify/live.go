@@ -53,7 +53,7 @@ type LiveOptions struct {
 
 // liveRun is the outcome of one request.
 type liveRun struct {
-	fields provider.Fields
+	fields snapshot.Fields
 	body   map[string]any
 	err    string
 }
@@ -234,8 +234,8 @@ func errorMessage(data []byte) string {
 
 // project keeps only the live_compare fields of an exception. tool_names
 // reduces tool calls to their names.
-func project(f provider.Fields, compare []string) provider.Fields {
-	var out provider.Fields
+func project(f snapshot.Fields, compare []string) snapshot.Fields {
+	var out snapshot.Fields
 	for _, c := range compare {
 		switch c {
 		case "content":
@@ -272,7 +272,7 @@ func toolName(tc any) string {
 }
 
 // fieldsDocument renders the compared fields for a unified diff.
-func fieldsDocument(f provider.Fields) string {
+func fieldsDocument(f snapshot.Fields) string {
 	doc := map[string]any{
 		"finish_reason": f.FinishReason,
 		"tokens_used":   f.TokensUsed,
@@ -319,11 +319,11 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 	recorded := replay.Fields(s)
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
-	compare := func(f provider.Fields) provider.Fields { return f }
+	compare := func(f snapshot.Fields) snapshot.Fields { return f }
 	if s.Exception != nil {
 		res.ByPolicy = true
 		ex := s.Exception
-		compare = func(f provider.Fields) provider.Fields { return project(f, ex.LiveCompare) }
+		compare = func(f snapshot.Fields) snapshot.Fields { return project(f, ex.LiveCompare) }
 		cmp := "nothing but success"
 		if len(ex.LiveCompare) > 0 {
 			cmp = strings.Join(ex.LiveCompare, ", ")

@@ -11,7 +11,6 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
-	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -47,7 +46,7 @@ type ReplayServer struct {
 
 type miss struct {
 	req    *replay.Request // nil for an unsupported or unparsable call
-	src    *snapshot.Source
+	src    *source.Source
 	count  int
 	reason string
 	p      provider.Name
@@ -94,10 +93,10 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	snap := s.ix.LookupRequest(req)
 	if snap == nil {
-		var src *snapshot.Source
+		var src *source.Source
 		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
 			if ps, err := source.Parse(v); err == nil {
-				src = &snapshot.Source{File: ps.File, Line: ps.Line, Function: ps.Function}
+				src = &source.Source{File: ps.File, Line: ps.Line, Function: ps.Function}
 			}
 		}
 		s.addMiss(req.Key, &miss{req: req, src: src, p: req.Provider, path: r.URL.Path})
@@ -152,7 +151,7 @@ func (s *ReplayServer) Finish(rep *Report) {
 		m := s.misses[k]
 		out := Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
-			out.Source = m.src.String()
+			out.Source = m.src.Display()
 		}
 		if m.req != nil {
 			out.Endpoint = string(m.req.Endpoint)
