@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -147,7 +148,7 @@ func CheckDocument(display, provider string, v any, opts Options) (*Snapshot, Fi
 	if f := sourceFinding(display, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := snapshot.RequestKey(provider, rec.Request, rec.RequestHeaders)
+	key, err := registry.RequestKey(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
 		fs = append(fs, Finding{File: display, Pointer: rp + "/request", Rule: RuleJSON, Severity: Error, Message: err.Error()})
 		return nil, fs
@@ -214,7 +215,7 @@ func sourceFinding(display, file string) *Finding {
 }
 
 func lineageFindings(display, provider string, rec *snapshot.Record) Findings {
-	parent, turn, ok, err := snapshot.Lineage(provider, rec.Request, rec.RequestHeaders)
+	parent, turn, ok, err := registry.Lineage(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
 		return nil
 	}

@@ -248,3 +248,19 @@ func deepCopy(v any) any {
 	}
 	return v
 }
+
+// Ordered is a JSON object that keeps its key order when encoded, built from
+// alternating keys (strings) and values: Ordered("type", "error", "error", …).
+func Ordered(kvs ...any) json.Marshaler {
+	o := make(ordered, 0, len(kvs)/2)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		o = append(o, kv{kvs[i].(string), kvs[i+1]})
+	}
+	return o
+}
+
+// MarshalOrdered encodes Ordered(kvs...) without HTML escaping.
+func MarshalOrdered(kvs ...any) []byte {
+	b, _ := marshal(Ordered(kvs...))
+	return b
+}

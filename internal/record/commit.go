@@ -9,7 +9,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -59,7 +59,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		st.answered, st.fields = true, fields
 	}
 
-	if old != nil && provider.Equal(replay.Fields(old), fields) {
+	if old != nil && provider.Equal(old.Record.Response.Fields, fields) {
 		st.rec, st.source = old.Record.Raw, old.Record.Source
 		if src == old.Record.Source || (r.cfg.LockPerCommit && !movesSource(src, old.Record.Source)) {
 			st.setOK()
@@ -74,7 +74,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		return
 	}
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
-	rec, _, err := snapshot.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
+	rec, _, err := registry.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
 	if err != nil {
 		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})

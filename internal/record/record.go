@@ -26,6 +26,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -365,28 +366,7 @@ func (r *Recorder) load() error {
 // guardError answers a request refused by serve.Guard in its provider's
 // error shape.
 func guardError(w http.ResponseWriter, req *http.Request, status int, msg string) {
-	p := replay.ProviderOf(req)
-	replay.WriteError(w, p, status, errorType(p, status), "", "traceforge record: "+msg)
-}
-
-func errorType(p provider.Name, status int) string {
-	if p == provider.Anthropic {
-		switch status {
-		case http.StatusForbidden:
-			return "permission_error"
-		case http.StatusRequestEntityTooLarge:
-			return "request_too_large"
-		case http.StatusNotFound:
-			return "not_found_error"
-		case http.StatusBadGateway, http.StatusInternalServerError:
-			return "api_error"
-		}
-		return "invalid_request_error"
-	}
-	if status >= 500 {
-		return "server_error"
-	}
-	return "invalid_request_error"
+	provider.WriteStatusError(w, registry.ErrorFormat(req), status, "traceforge record: "+msg)
 }
 
 func (r *Recorder) logf(format string, args ...any) {

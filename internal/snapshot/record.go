@@ -170,14 +170,19 @@ func ResponseValue(resp Response) map[string]any {
 	return m
 }
 
-// NewRecord assembles a complete record value: id from the request key,
-// lineage, and the record hash. The request must already carry the stored
-// normalization (NormalizeStored).
-func NewRecord(provider string, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, string, error) {
-	key, err := RequestKey(provider, request, headers)
-	if err != nil {
-		return nil, "", err
-	}
+// Lineage is a record's lineage (DESIGN §11): the id of the request it
+// continues and its turn number.
+type Lineage struct {
+	ParentID string
+	Turn     int
+}
+
+// NewRecord assembles a complete record value from its full request key
+// (the id is its prefix), lineage (nil = none) and fields, and adds the
+// record hash. The key and lineage are wire knowledge: callers use
+// registry.NewRecord, which computes both. The request must already carry
+// the stored normalization.
+func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
 	rec := map[string]any{
 		"id":        IDOf(key),
 		"timestamp": FormatTimestamp(at),
@@ -192,17 +197,15 @@ func NewRecord(provider string, at time.Time, src source.Source, request, header
 	if len(headers) > 0 {
 		rec["request_headers"] = headers
 	}
-	if parent, turn, ok, err := Lineage(provider, request, headers); err != nil {
-		return nil, "", err
-	} else if ok {
-		rec["lineage"] = map[string]any{"parent_id": parent, "turn": int64(turn)}
+	if lineage != nil {
+		rec["lineage"] = map[string]any{"parent_id": lineage.ParentID, "turn": int64(lineage.Turn)}
 	}
 	h, err := RecordHash(rec)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	rec["hash"] = h
-	return rec, key, nil
+	return rec, nil
 }
 
 // Rehash recomputes a record's hash in place (after an edit such as a new source).

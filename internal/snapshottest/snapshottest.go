@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -71,8 +72,8 @@ func AnthropicMessage(prompt string) Item {
 // Build returns the file document and id of an item.
 func Build(it Item) (doc map[string]any, id string, err error) {
 	req := cloneMap(it.Request)
-	snapshot.NormalizeStored(it.Provider, req)
-	rec, key, err := snapshot.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
+	registry.NormalizeStored(it.Provider, req)
+	rec, key, err := registry.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
 	if err != nil {
 		return nil, "", err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -144,7 +144,11 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if ctx.Err() != nil {
 		return liveRun{err: "interrupted"}
 	}
-	p, e := provider.Name(s.Provider), replay.Endpoint(s)
+	format := registry.ForRecord(s.Provider, s.Record.Request)
+	if format == nil {
+		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
+	}
+	p, e := format.Provider(), format.Endpoint()
 	body, err := liveBody(s.Record.Request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
@@ -193,7 +197,7 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: the answer is not a JSON object: %v", resp.StatusCode, err)}
 	}
-	f, err := provider.Extract(p, e, m)
+	f, err := format.Fields(m)
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
 	}
@@ -316,7 +320,7 @@ func nondetMessage(k, n int) string {
 
 func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) LiveResult {
 	res := LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
-	recorded := replay.Fields(s)
+	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
 	compare := func(f snapshot.Fields) snapshot.Fields { return f }
