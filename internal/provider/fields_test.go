@@ -12,64 +12,6 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		method, path string
-		p            Name
-		e            Endpoint
-		ok           bool
-	}{
-		{"POST", "/v1/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/prefix/v1/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/v1/chat/completions?api-version=2024-10-21", OpenAI, ChatCompletions, true},
-		{"POST", "/v1/completions", OpenAI, Completions, true},
-		{"POST", "/openai/completions", OpenAI, Completions, true},
-		{"POST", "/v1/messages", Anthropic, Messages, true},
-		{"POST", "/gateway/anthropic/v1/messages", Anthropic, Messages, true},
-		{"GET", "/v1/chat/completions", "", "", false},
-		{"post", "/v1/chat/completions", "", "", false},
-		{"POST", "/v1/embeddings", "", "", false},
-		{"POST", "/v1/responses", "", "", false},
-		{"POST", "/v1/messages/count_tokens", "", "", false},
-		{"POST", "/v1/messages/batches", "", "", false},
-		{"POST", "/v1/threads/thread_1/messages", "", "", false},
-		{"POST", "/v1/chat/completions/chatcmpl-1", "", "", false},
-		{"POST", "/v1/chat/completions/", "", "", false},
-		{"POST", "", "", "", false},
-	}
-	for _, c := range cases {
-		p, e, ok := Classify(c.method, c.path)
-		if p != c.p || e != c.e || ok != c.ok {
-			t.Errorf("Classify(%q, %q) = %q, %q, %v; want %q, %q, %v", c.method, c.path, p, e, ok, c.p, c.e, c.ok)
-		}
-	}
-}
-
-func TestEndpointFor(t *testing.T) {
-	cases := []struct {
-		p   Name
-		req string
-		e   Endpoint
-	}{
-		{OpenAI, `{"model":"m","messages":[]}`, ChatCompletions},
-		{OpenAI, `{"model":"m","prompt":"x"}`, Completions},
-		{OpenAI, `{"model":"m"}`, ""},
-		{Anthropic, `{"model":"m","messages":[]}`, Messages},
-		{Anthropic, `{}`, Messages},
-		{"mistral", `{"messages":[]}`, ""},
-	}
-	for _, c := range cases {
-		req, err := Decode([]byte(c.req))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := EndpointFor(c.p, req); got != c.e {
-			t.Errorf("EndpointFor(%q, %s) = %q, want %q", c.p, c.req, got, c.e)
-		}
-	}
-}
-
 func TestDecode(t *testing.T) {
 	m, err := Decode([]byte(`{"n": 9007199254740992, "f": 1.50}`))
 	if err != nil {
@@ -342,20 +284,6 @@ func TestSynthesizeBody(t *testing.T) {
 	body := SynthesizeBody(Anthropic, Messages, "x", created, "m", snapshot.Fields{TokensUsed: 7, FinishReason: "end_turn"})
 	if canonical(body["usage"]) != `{"input_tokens":0,"output_tokens":7}` || canonical(body["content"]) != `[]` {
 		t.Fatalf("anthropic placeholders: %s", canonical(body))
-	}
-}
-
-func TestErrorBody(t *testing.T) {
-	o := ErrorBody(OpenAI, "invalid_request_error", "snapshot_not_found", `no snapshot for <request>`)
-	if string(o) != `{"error":{"message":"no snapshot for <request>","type":"invalid_request_error","param":null,"code":"snapshot_not_found"}}` {
-		t.Fatalf("openai: %s", o)
-	}
-	if o := ErrorBody(OpenAI, "t", "", "m"); !bytes.Contains(o, []byte(`"code":null`)) {
-		t.Fatalf("openai empty code: %s", o)
-	}
-	a := ErrorBody(Anthropic, "not_found_error", "ignored", "no snapshot")
-	if string(a) != `{"type":"error","error":{"type":"not_found_error","message":"no snapshot"}}` {
-		t.Fatalf("anthropic: %s", a)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -103,36 +102,6 @@ func FuzzUsageStripper(f *testing.F) {
 		}
 		if !bytes.Contains(data, []byte("usage")) && whole != string(data) {
 			t.Fatalf("stream without usage changed:\n%q\n%q", data, whole)
-		}
-	})
-}
-
-func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"/v1/chat/completions", "/p/v1/completions?x=1", "/v1/messages", "/v1/embeddings", "", "/", "?/v1/messages", "/v1/messages#/chat/completions"} {
-		f.Add("POST", s)
-	}
-	f.Add("GET", "/v1/messages")
-	f.Fuzz(func(t *testing.T, method, path string) {
-		p, e, ok := Classify(method, path)
-		if !ok {
-			if p != "" || e != "" {
-				t.Fatalf("not ok but %q %q", p, e)
-			}
-			return
-		}
-		if method != "POST" || !Valid(p, e) {
-			t.Fatalf("Classify(%q, %q) = %q %q", method, path, p, e)
-		}
-		clean := path
-		if i := strings.IndexAny(clean, "?#"); i >= 0 {
-			clean = clean[:i]
-		}
-		suffix := map[Endpoint]string{ChatCompletions: "/chat/completions", Completions: "/completions", Messages: "/v1/messages"}[e]
-		if !strings.HasSuffix(clean, suffix) {
-			t.Fatalf("%q classified as %q", path, e)
-		}
-		if e == Completions && strings.HasSuffix(clean, "/chat/completions") {
-			t.Fatalf("%q: chat path classified as completions", path)
 		}
 	})
 }

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -56,52 +55,6 @@ var (
 	// also wrap ErrBrokenStream.
 	ErrStreamError = errors.New("error event in stream")
 )
-
-// Classify maps a request to provider and endpoint. Any path prefix is
-// allowed (base URLs keep their path, e.g. "/prefix/v1/chat/completions");
-// a query string is ignored. OpenAI paths are recognised with or without the
-// "/v1" segment ("/chat/completions", "/completions", as some OpenAI-compatible
-// servers are configured without it); the Anthropic path needs "/v1/messages"
-// (so that OpenAI's "/v1/threads/{id}/messages" is not taken for it). The
-// method must be POST. Everything else (embeddings, responses, count_tokens,
-// …) is ok=false.
-func Classify(method, path string) (Name, Endpoint, bool) {
-	if method != "POST" {
-		return "", "", false
-	}
-	if i := strings.IndexAny(path, "?#"); i >= 0 {
-		path = path[:i]
-	}
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		return OpenAI, ChatCompletions, true
-	case strings.HasSuffix(path, "/completions"):
-		return OpenAI, Completions, true
-	case strings.HasSuffix(path, "/v1/messages"):
-		return Anthropic, Messages, true
-	}
-	return "", "", false
-}
-
-// EndpointFor derives the endpoint from a stored request (DESIGN §11 "Keys
-// and lookups"): openai with "messages" → ChatCompletions, openai with
-// "prompt" → Completions, anthropic → Messages. It returns "" when the
-// endpoint cannot be derived (unknown provider, or an openai request with
-// neither field — such a request fails validation anyway).
-func EndpointFor(p Name, request map[string]any) Endpoint {
-	switch p {
-	case Anthropic:
-		return Messages
-	case OpenAI:
-		if _, ok := request["messages"]; ok {
-			return ChatCompletions
-		}
-		if _, ok := request["prompt"]; ok {
-			return Completions
-		}
-	}
-	return ""
-}
 
 // Valid reports whether the provider/endpoint pair is one this package
 // handles.

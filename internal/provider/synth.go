@@ -471,21 +471,3 @@ func SynthesizeBody(p Name, e Endpoint, snapshotID string, created time.Time, re
 	}}
 	return body
 }
-
-// ErrorBody returns a provider-shaped error body: OpenAI
-// {"error":{"message","type","param":null,"code"}} (code null when ""),
-// Anthropic {"type":"error","error":{"type","message"}} (code unused).
-func ErrorBody(p Name, typ, code, message string) []byte {
-	var v any
-	if p == Anthropic {
-		v = ordered{{"type", "error"}, {"error", ordered{{"type", typ}, {"message", message}}}}
-	} else {
-		var c any
-		if code != "" {
-			c = code
-		}
-		v = ordered{{"error", ordered{{"message", message}, {"type", typ}, {"param", nil}, {"code", c}}}}
-	}
-	b, _ := marshal(v)
-	return b
-}

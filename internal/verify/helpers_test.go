@@ -15,6 +15,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -34,7 +35,7 @@ type call struct {
 func (c call) stream() bool { s, _ := c.body["stream"].(bool); return s }
 
 func (c call) endpoint() provider.Endpoint {
-	_, e, _ := provider.Classify("POST", c.path)
+	_, e, _ := registry.Route("POST", c.path)
 	return e
 }
 
