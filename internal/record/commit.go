@@ -61,7 +61,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 
 	if old != nil && provider.Equal(old.Record.Response.Fields, fields) {
 		st.rec, st.source = old.Record.Raw, old.Record.Source
-		if src == old.Record.Source || (r.cfg.LockPerCommit && !movesSource(src, old.Record.Source)) {
+		if r.storage.keepsSource(src, old.Record.Source) {
 			st.setOK()
 			r.count(func(c *counts) { c.unchanged++ })
 			return
@@ -193,12 +193,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	r.mu.Unlock()
 	h, _ := doc["hash"].(string)
 	entry := snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: h}
-	if r.cfg.LockPerCommit {
-		err = r.writeShared(entry, key, data)
-	} else {
-		err = r.store.WriteAtomic(rel, data)
-	}
-	if err != nil {
+	if err = r.storage.write(entry, key, data); err != nil {
 		r.mu.Lock()
 		if !taken {
 			delete(r.byID, id)
@@ -218,9 +213,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	}
 	r.mu.Lock()
 	r.entries[rel] = entry
-	if !r.cfg.LockPerCommit {
-		r.dirty = true
-	}
+	r.dirty = true // read by the run storage's flush only
 	r.mu.Unlock()
 	return true
 }
