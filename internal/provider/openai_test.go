@@ -1,0 +1,41 @@
+package provider
+
+import "testing"
+
+func TestInjectUsage(t *testing.T) {
+	var inj OpenAIIncludeUsage
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		// Without stream_options every byte the application sent is kept.
+		{`{"model":"m", "stream":true}`, `{"stream_options":{"include_usage":true},"model":"m", "stream":true}`, true},
+		{`  { }`, `  {"stream_options":{"include_usage":true} }`, true},
+		// An existing object is merged (the body is re-encoded).
+		{`{"stream_options":{"x":1},"a":"<"}`, `{"a":"<","stream_options":{"include_usage":true,"x":1}}`, true},
+		{`{"stream_options":null}`, `{"stream_options":{"include_usage":true}}`, true},
+		// Malformed: left to the upstream.
+		{`{"stream_options":"yes"}`, ``, false},
+		{`[1]`, ``, false},
+		{`{`, ``, false},
+	} {
+		got, ok := inj.InjectUsage([]byte(c.in))
+		if ok != c.ok || string(got) != c.want {
+			t.Errorf("InjectUsage(%s) = %s %v, want %s %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestOpenAINormalizeStored(t *testing.T) {
+	r := map[string]any{"stop": "x", "seed": nil, "temperature": nil}
+	OpenAINormalizeStored(r)
+	if s, _ := r["stop"].([]any); len(s) != 1 || s[0] != "x" {
+		t.Errorf("stop = %#v", r["stop"])
+	}
+	if _, ok := r["seed"]; ok {
+		t.Error("null seed must be dropped")
+	}
+	if _, ok := r["temperature"]; !ok {
+		t.Error("temperature is required, not optional: its null is kept for validation to report")
+	}
+}
