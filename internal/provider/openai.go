@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -26,7 +25,7 @@ func (OpenAIErrors) ErrorBody(typ, code, message string) []byte {
 	if code != "" {
 		c = code
 	}
-	b, _ := marshal(ordered{{"error", ordered{{"message", message}, {"type", typ}, {"param", nil}, {"code", c}}}})
+	b, _ := Marshal(ordered{{"error", ordered{{"message", message}, {"type", typ}, {"param", nil}, {"code", c}}}})
 	return b
 }
 
@@ -145,23 +144,5 @@ func (OpenAIWire) Streams(_ string, body map[string]any) bool { return StreamFla
 // NormalizeStored is OpenAINormalizeStored.
 func (OpenAIWire) NormalizeStored(request map[string]any) { OpenAINormalizeStored(request) }
 
-// Fields is Extract for the endpoint.
-func (o OpenAIWire) Fields(body map[string]any) (snapshot.Fields, error) {
-	return Extract(OpenAI, o.endpoint, body)
-}
-
-// NewAssembler merges chunks by choice index (NewAssembler).
-func (o OpenAIWire) NewAssembler() Assembler { return NewAssembler(OpenAI, o.endpoint) }
-
 // StreamContentType is SSE.
 func (OpenAIWire) StreamContentType() string { return SSEContentType }
-
-// SynthesizeStream writes `data:` chunks and `data: [DONE]` (SynthesizeStream).
-func (o OpenAIWire) SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error {
-	return SynthesizeStream(OpenAI, o.endpoint, body, includeUsage, w, flush)
-}
-
-// SynthesizeBody builds a chat.completion or text_completion (SynthesizeBody).
-func (o OpenAIWire) SynthesizeBody(snapshotID string, created time.Time, requestModel string, f snapshot.Fields) map[string]any {
-	return SynthesizeBody(OpenAI, o.endpoint, snapshotID, created, requestModel, f)
-}

@@ -1,9 +1,13 @@
-package provider
+package provider_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/provider"
+)
 
 func TestInjectUsage(t *testing.T) {
-	var inj OpenAIIncludeUsage
+	var inj provider.OpenAIIncludeUsage
 	for _, c := range []struct {
 		in, want string
 		ok       bool
@@ -28,7 +32,7 @@ func TestInjectUsage(t *testing.T) {
 
 func TestOpenAINormalizeStored(t *testing.T) {
 	r := map[string]any{"stop": "x", "seed": nil, "temperature": nil}
-	OpenAINormalizeStored(r)
+	provider.OpenAINormalizeStored(r)
 	if s, _ := r["stop"].([]any); len(s) != 1 || s[0] != "x" {
 		t.Errorf("stop = %#v", r["stop"])
 	}

@@ -163,7 +163,7 @@ func TestRespond(t *testing.T) {
 					if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 						t.Fatalf("content type %q", ct)
 					}
-					a := provider.NewAssembler(req.Provider, req.Endpoint)
+					a := req.Format.NewAssembler()
 					if _, err := a.Write(rec.Body.Bytes()); err != nil {
 						t.Fatal(err)
 					}

@@ -34,9 +34,10 @@ type call struct {
 
 func (c call) stream() bool { s, _ := c.body["stream"].(bool); return s }
 
-func (c call) endpoint() provider.Endpoint {
-	_, e, _ := registry.Route("POST", c.path)
-	return e
+// format is the wire format of the call's path.
+func (c call) format() provider.Format {
+	f, _, _ := registry.Route("POST", c.path)
+	return f
 }
 
 func (c call) source(i int) source.Source {
@@ -141,11 +142,11 @@ func send(t testing.TB, base string, c call, body map[string]any, extra map[stri
 }
 
 // answer turns an answer into the provider's non-streamed body, assembling
-// a stream with provider.NewAssembler.
+// a stream with the format's assembler.
 func answer(t testing.TB, c call, data []byte) map[string]any {
 	t.Helper()
 	if c.stream() {
-		a := provider.NewAssembler(c.provider, c.endpoint())
+		a := c.format().NewAssembler()
 		if _, err := a.Write(data); err != nil {
 			t.Fatalf("%s: assemble: %v", c.name, err)
 		}
@@ -166,7 +167,7 @@ func answer(t testing.TB, c call, data []byte) map[string]any {
 // fields, or for a stream without usage its content, finish reason and tools.
 func appView(t testing.TB, c call, body map[string]any) snapshot.Fields {
 	t.Helper()
-	f, err := provider.Extract(c.provider, c.endpoint(), body)
+	f, err := c.format().Fields(body)
 	if err == nil {
 		return f
 	}
@@ -178,7 +179,7 @@ func appView(t testing.TB, c call, body map[string]any) snapshot.Fields {
 		cp[k] = v
 	}
 	cp["usage"] = map[string]any{"total_tokens": json.Number("0"), "input_tokens": json.Number("0")}
-	f, err = provider.Extract(c.provider, c.endpoint(), cp)
+	f, err = c.format().Fields(cp)
 	if err != nil {
 		t.Fatalf("%s: extract: %v", c.name, err)
 	}
@@ -218,7 +219,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 			t.Fatalf("%s: upstream %d: %s", c.name, resp.StatusCode, data)
 		}
 		body := answer(t, c, data)
-		f, err := provider.Extract(c.provider, c.endpoint(), body)
+		f, err := c.format().Fields(body)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

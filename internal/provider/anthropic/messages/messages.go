@@ -103,31 +103,92 @@ func textBlocks(s string) []any {
 	return []any{map[string]any{"type": "text", "text": s}}
 }
 
-// Fields: content = the text blocks joined, tool_calls = the tool_use
-// blocks, finish_reason = stop_reason, tokens_used = input + output + cache
-// creation + cache read tokens.
+// Fields computes the normalized response fields from a final message (for
+// a streamed call: the Assembler's result): content = the "text" blocks
+// joined (thinking and tool blocks are not content), tool_calls = the
+// tool_use blocks verbatim (nil when none), finish_reason = stop_reason,
+// tokens_used = input_tokens + output_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens (each absent or null counting 0; no usage →
+// provider.ErrNoUsage), usage verbatim, model. ToolCalls and Usage never
+// alias body.
 func (Format) Fields(body map[string]any) (snapshot.Fields, error) {
-	return provider.Extract(provider.Anthropic, provider.Messages, body)
+	f, err := provider.ResponseModel(body)
+	if err != nil {
+		return snapshot.Fields{}, err
+	}
+	if err := extract(body, &f); err != nil {
+		return snapshot.Fields{}, err
+	}
+	return f, nil
 }
 
-// NewAssembler applies message_start, content blocks and message_delta
-// (provider.NewAssembler).
+// NewAssembler returns the assembler of one Messages stream (see assembler).
 func (Format) NewAssembler() provider.Assembler {
-	return provider.NewAssembler(provider.Anthropic, provider.Messages)
+	return &assembler{blocks: map[int64]*blockState{}}
 }
 
 // StreamContentType is SSE.
 func (Format) StreamContentType() string { return provider.SSEContentType }
 
-// SynthesizeStream writes the typed `event:` stream (provider.SynthesizeStream);
+// SynthesizeStream writes a Messages stream carrying body, deterministic
+// (same body, same bytes), one Write (and flush) per event. The whole stream
+// is built first: a body that cannot be streamed returns an error (wrapping
+// provider.ErrMalformed, or provider.ErrNoUsage without usage) and writes
+// nothing.
+//
+// Anthropic: `event:` lines on every event: message_start (the body without
+// content, with stop_reason and stop_sequence null and usage.output_tokens at
+// most 1), ping, per block content_block_start / content_block_delta /
+// content_block_stop (text_delta pieces; tool_use and server_tool_use with
+// input_json_delta pieces of the JSON-encoded input; thinking with
+// thinking_delta pieces and one signature_delta; citations_delta per
+// citation; other blocks whole in their start event), message_delta
+// (stop_reason, stop_sequence, usage.output_tokens), message_stop.
 // includeUsage is ignored: Anthropic streams always carry usage.
-func (Format) SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error {
-	return provider.SynthesizeStream(provider.Anthropic, provider.Messages, body, includeUsage, w, flush)
+func (Format) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush func()) error {
+	evs, err := events(body)
+	if err != nil {
+		return err
+	}
+	return provider.WriteEvents(evs, w, flush)
 }
 
-// SynthesizeBody builds a message (provider.SynthesizeBody).
-func (Format) SynthesizeBody(snapshotID string, created time.Time, requestModel string, f snapshot.Fields) map[string]any {
-	return provider.SynthesizeBody(provider.Anthropic, provider.Messages, snapshotID, created, requestModel, f)
+// SynthesizeBody builds a message for a snapshot stored without a body
+// (migrated from format 0.9.0), with the placeholders docs/format.md lists:
+// id "msg_tf<snapshotID>", model f.Model else requestModel, a text block with
+// f.Content (none when "") followed by f.ToolCalls as blocks, stop_sequence
+// null, usage f.Usage else {"input_tokens": 0, "output_tokens":
+// TokensUsed}. Fields of the result gives back f (tool calls that are not
+// tool_use blocks are not part of Fields).
+func (Format) SynthesizeBody(snapshotID string, _ time.Time, requestModel string, f snapshot.Fields) map[string]any {
+	model := f.Model
+	if model == "" {
+		model = requestModel
+	}
+	var usage map[string]any
+	if f.Usage != nil {
+		usage = provider.DeepCopy(f.Usage).(map[string]any)
+	}
+	if usage == nil {
+		usage = map[string]any{"input_tokens": provider.Num(0), "output_tokens": provider.Num(f.TokensUsed)}
+	}
+	content := []any{}
+	if f.Content != "" {
+		content = append(content, map[string]any{"type": "text", "text": f.Content})
+	}
+	for _, tc := range f.ToolCalls {
+		content = append(content, provider.DeepCopy(tc))
+	}
+	return map[string]any{
+		"id":            "msg_tf" + snapshotID,
+		"type":          "message",
+		"role":          "assistant",
+		"model":         model,
+		"content":       content,
+		"stop_reason":   f.FinishReason,
+		"stop_sequence": nil,
+		"usage":         usage,
+	}
 }
 
 // ErrorBody is {"type":"error","error":{"type","message"}}; code is unused.
