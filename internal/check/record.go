@@ -273,22 +273,4 @@ func secretFindings(display string, doc map[string]any, cfg *Config) Findings {
 	return fs
 }
 
-// CheckNewRecord runs the pipeline on a record about to be written (record
-// mode): the same checks verify runs, on the exact file document.
-func CheckNewRecord(provider string, doc map[string]any, opts Options) Findings {
-	_, fs := CheckDocument(snapshot.RelPath(provider, idOfDoc(doc)), provider, doc, opts)
-	return fs
-}
-
-func idOfDoc(doc map[string]any) string {
-	if l, ok := doc["snapshots"].([]any); ok && len(l) > 0 {
-		if r, ok := l[0].(map[string]any); ok {
-			if id, ok := r["id"].(string); ok && snapshot.ValidID(id) {
-				return id
-			}
-		}
-	}
-	return "unknown"
-}
-
 func sortStrings(s []string) { sort.Strings(s) }

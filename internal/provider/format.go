@@ -2,6 +2,7 @@ package provider
 
 import (
 	"io"
+	"maps"
 	"strconv"
 	"time"
 
@@ -146,13 +147,31 @@ func (r *Renumberer) ID(id any) any {
 	return n
 }
 
-// CopyMap is a shallow copy of m.
-func CopyMap(m map[string]any) map[string]any {
-	c := make(map[string]any, len(m))
-	for k, v := range m {
-		c[k] = v
+// RewriteMessages replaces request["messages"], when it is an array, by
+// RewriteEach of it: the key-only rules of chat-like formats rewrite each
+// message of a copy.
+func RewriteMessages(request map[string]any, fn func(msg map[string]any)) {
+	if msgs, ok := request["messages"].([]any); ok {
+		request["messages"] = RewriteEach(msgs, fn)
 	}
-	return c
+}
+
+// RewriteEach returns a copy of list in which every object element is a
+// shallow copy handed to fn to rewrite; other elements are kept as they are.
+// list and its elements are never modified.
+func RewriteEach(list []any, fn func(obj map[string]any)) []any {
+	out := make([]any, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			out[i] = e
+			continue
+		}
+		c := maps.Clone(m)
+		fn(c)
+		out[i] = c
+	}
+	return out
 }
 
 // WithoutStream is a shallow copy of request without "stream" and

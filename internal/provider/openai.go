@@ -2,7 +2,6 @@ package provider
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 
@@ -93,13 +92,11 @@ func (OpenAIIncludeUsage) InjectUsage(body []byte) ([]byte, bool) {
 	}
 	opts["include_usage"] = true
 	m["stream_options"] = opts
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	out, err := Marshal(m)
+	if err != nil {
 		return nil, false
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true
+	return out, true
 }
 
 // NewUsageStripper is the package's NewUsageStripper.

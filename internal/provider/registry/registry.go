@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -227,7 +228,7 @@ func Lineage(p string, request map[string]any, headers map[string]any) (parentID
 	if last < 0 {
 		return "", 0, false, nil
 	}
-	parent := provider.CopyMap(request)
+	parent := maps.Clone(request)
 	parent["messages"] = append([]any(nil), msgs[:last]...)
 	key, err := RequestKey(p, parent, headers)
 	if err != nil {

@@ -54,48 +54,26 @@ func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[str
 	if s, ok := r["system"].(string); ok {
 		r["system"] = textBlocks(s)
 	}
-	msgs, ok := r["messages"].([]any)
-	if !ok {
-		return r
-	}
 	ids := provider.NewRenumberer("call_")
-	out := make([]any, len(msgs))
-	for i, m := range msgs {
-		msg, ok := m.(map[string]any)
-		if !ok {
-			out[i] = m
-			continue
-		}
-		c := provider.CopyMap(msg)
-		switch content := c["content"].(type) {
+	provider.RewriteMessages(r, func(msg map[string]any) {
+		switch content := msg["content"].(type) {
 		case string:
-			c["content"] = textBlocks(content)
+			msg["content"] = textBlocks(content)
 		case []any:
-			blocks := make([]any, len(content))
-			for j, b := range content {
-				blk, ok := b.(map[string]any)
-				if !ok {
-					blocks[j] = b
-					continue
-				}
-				nb := provider.CopyMap(blk)
-				if nb["type"] == "tool_use" {
-					if id, ok := nb["id"]; ok {
-						nb["id"] = ids.ID(id)
+			msg["content"] = provider.RewriteEach(content, func(block map[string]any) {
+				switch block["type"] {
+				case "tool_use":
+					if id, ok := block["id"]; ok {
+						block["id"] = ids.ID(id)
+					}
+				case "tool_result":
+					if id, ok := block["tool_use_id"]; ok {
+						block["tool_use_id"] = ids.ID(id)
 					}
 				}
-				if nb["type"] == "tool_result" {
-					if id, ok := nb["tool_use_id"]; ok {
-						nb["tool_use_id"] = ids.ID(id)
-					}
-				}
-				blocks[j] = nb
-			}
-			c["content"] = blocks
+			})
 		}
-		out[i] = c
-	}
-	r["messages"] = out
+	})
 	return r
 }
 

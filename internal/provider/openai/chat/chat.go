@@ -43,41 +43,19 @@ func (Format) OwnsRecord(request map[string]any) bool {
 // call_2, … in order of first appearance (DESIGN §4).
 func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[string]any {
 	r := provider.WithoutStream(request)
-	msgs, ok := r["messages"].([]any)
-	if !ok {
-		return r
-	}
 	ids := provider.NewRenumberer("call_")
-	out := make([]any, len(msgs))
-	for i, m := range msgs {
-		msg, ok := m.(map[string]any)
-		if !ok {
-			out[i] = m
-			continue
-		}
-		c := provider.CopyMap(msg)
-		if calls, ok := c["tool_calls"].([]any); ok {
-			nc := make([]any, len(calls))
-			for j, tc := range calls {
-				call, ok := tc.(map[string]any)
-				if !ok {
-					nc[j] = tc
-					continue
+	provider.RewriteMessages(r, func(msg map[string]any) {
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			msg["tool_calls"] = provider.RewriteEach(calls, func(call map[string]any) {
+				if id, ok := call["id"]; ok {
+					call["id"] = ids.ID(id)
 				}
-				cc := provider.CopyMap(call)
-				if id, ok := cc["id"]; ok {
-					cc["id"] = ids.ID(id)
-				}
-				nc[j] = cc
-			}
-			c["tool_calls"] = nc
+			})
 		}
-		if id, ok := c["tool_call_id"]; ok {
-			c["tool_call_id"] = ids.ID(id)
+		if id, ok := msg["tool_call_id"]; ok {
+			msg["tool_call_id"] = ids.ID(id)
 		}
-		out[i] = c
-	}
-	r["messages"] = out
+	})
 	return r
 }
 
