@@ -60,6 +60,12 @@ type Format interface {
 	// (Responses' previous_response_id) use it to resolve them.
 	KeyRequest(request map[string]any, kc *KeyContext) map[string]any
 
+	// LiveBody is the body `verify --live` posts to the key endpoint for a
+	// stored request: the request without its transport-only members
+	// (stream, stream_options; Gemini will also drop the "model" it took
+	// from the path). It never modifies request.
+	LiveBody(request map[string]any) map[string]any
+
 	// Fields derives the record's normalized response fields from a final
 	// body in the format's non-streamed shape (for a stream: the
 	// Assembler's result). Errors wrap ErrMalformed or ErrNoUsage.

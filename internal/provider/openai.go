@@ -141,5 +141,8 @@ func (OpenAIWire) Streams(_ string, body map[string]any) bool { return StreamFla
 // NormalizeStored is OpenAINormalizeStored.
 func (OpenAIWire) NormalizeStored(request map[string]any) { OpenAINormalizeStored(request) }
 
+// LiveBody is the request without stream and stream_options.
+func (OpenAIWire) LiveBody(request map[string]any) map[string]any { return WithoutStream(request) }
+
 // StreamContentType is SSE.
 func (OpenAIWire) StreamContentType() string { return SSEContentType }

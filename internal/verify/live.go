@@ -123,14 +123,10 @@ func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
 	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
 }
 
-// liveBody is the stored request without the transport-only stream fields.
-func liveBody(request map[string]any) ([]byte, error) {
-	m := make(map[string]any, len(request))
-	for k, v := range request {
-		if k != "stream" && k != "stream_options" {
-			m[k] = v
-		}
-	}
+// liveBody is the JSON the format posts for a stored request
+// (Format.LiveBody: without the transport-only stream fields).
+func liveBody(f provider.Format, request map[string]any) ([]byte, error) {
+	m := f.LiveBody(request)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -149,7 +145,7 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
 	}
 	p, e := format.Provider(), format.Endpoint()
-	body, err := liveBody(s.Record.Request)
+	body, err := liveBody(format, s.Record.Request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}

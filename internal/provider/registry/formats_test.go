@@ -53,6 +53,10 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if f.StreamContentType() != provider.SSEContentType {
 			t.Errorf("%s: format 1.0.0 formats stream SSE, got %q", id, f.StreamContentType())
 		}
+		req := map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true}}
+		if live := f.LiveBody(req); len(live) != 1 || live["model"] != "m" || len(req) != 3 {
+			t.Errorf("%s: LiveBody = %v (input now %v); want the request without stream fields", id, live, req)
+		}
 		if !f.Streams("", map[string]any{"stream": true}) || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
 			t.Errorf("%s: a 1.0.0 call streams iff \"stream\": true", id)
 		}

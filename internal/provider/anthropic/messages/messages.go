@@ -105,6 +105,9 @@ func (Format) NewAssembler() provider.Assembler {
 	return &assembler{blocks: map[int64]*blockState{}}
 }
 
+// LiveBody is the request without stream and stream_options.
+func (Format) LiveBody(request map[string]any) map[string]any { return provider.WithoutStream(request) }
+
 // StreamContentType is SSE.
 func (Format) StreamContentType() string { return provider.SSEContentType }
 
