@@ -70,10 +70,19 @@ func ForProvider(p provider.Name) provider.Format {
 	return nil
 }
 
-// Lookup returns the format of a provider and key endpoint; nil when none.
+// Lookup returns the format of a provider and key endpoint (a record's
+// stored endpoint, format 1.1.0); nil when none. A stored endpoint is a path
+// its format routes to itself, so formats whose endpoints are patterns
+// (Gemini's /v1beta/models/{model}:generateContent) are found by Route.
 func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
 	for _, f := range formats {
-		if f.Provider() == p && f.Endpoint() == e {
+		if f.Provider() != p {
+			continue
+		}
+		if f.Endpoint() == e {
+			return f
+		}
+		if got, ok := f.Route("POST", string(e)); ok && got == e {
 			return f
 		}
 	}
@@ -120,6 +129,12 @@ func ErrorFormat(r *http.Request) provider.Format {
 // the route's format, the body decoded strictly (snapshot.Decode) with the
 // stored normalization applied, the stored headers, and the key. Errors wrap
 // provider.ErrNotLLMCall or provider.ErrBadRequest.
+//
+// The key is the stored request's (RequestKey): in format 1.0.0 its endpoint
+// is derived from the body (ForRecord, DESIGN §11), exactly as verify
+// recomputes it from the file, even when the route said otherwise (a
+// "messages" body posted to /v1/completions keys as chat). Format 1.1.0
+// stores the route's endpoint instead.
 func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
