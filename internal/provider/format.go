@@ -4,6 +4,7 @@ import (
 	"io"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -222,3 +223,11 @@ func StreamFlag(body map[string]any) bool {
 
 // SSEContentType is the Content-Type of server-sent-event streams.
 const SSEContentType = "text/event-stream; charset=utf-8"
+
+// IsStream reports whether an upstream answer with Content-Type contentType
+// is a stream in f's framing: its media type (before any parameter, case
+// ignored) starts like f's StreamContentType.
+func IsStream(f Format, contentType string) bool {
+	want, _, _ := strings.Cut(f.StreamContentType(), ";")
+	return strings.HasPrefix(strings.ToLower(contentType), strings.ToLower(strings.TrimSpace(want)))
+}

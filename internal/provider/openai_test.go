@@ -43,3 +43,19 @@ func TestOpenAINormalizeStored(t *testing.T) {
 		t.Error("temperature is required, not optional: its null is kept for validation to report")
 	}
 }
+
+func TestIsStream(t *testing.T) {
+	f := format(provider.OpenAI, provider.ChatCompletions)
+	for ct, want := range map[string]bool{
+		"text/event-stream":                true,
+		"Text/Event-Stream; charset=utf-8": true,
+		"text/event-stream;charset=UTF-8":  true,
+		"application/json":                 false,
+		"application/x-ndjson":             false,
+		"":                                 false,
+	} {
+		if got := provider.IsStream(f, ct); got != want {
+			t.Errorf("IsStream(%q) = %v", ct, got)
+		}
+	}
+}

@@ -298,8 +298,7 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 	}
 	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
 	t := &tee{r: r, c: c, src: resp.Body}
-	ct := strings.ToLower(resp.Header.Get("Content-Type"))
-	t.sse = strings.HasPrefix(ct, "text/event-stream")
+	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if resp.Uncompressed || t.encoding == "identity" {
 		t.encoding = ""
