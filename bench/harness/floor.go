@@ -14,6 +14,7 @@ import (
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 )
 
 // FloorVerify is the static floor: it reads every file of the set, parses
@@ -151,10 +152,7 @@ func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
 	keys := [][32]byte{sha256.Sum256(gen.HTTPRequest(i, false).Body)}
 	as := []*floorAnswer{{plain: buf.Bytes()}}
 	if streams {
-		p, e := provider.OpenAI, provider.ChatCompletions
-		if it.Provider == "anthropic" {
-			p, e = provider.Anthropic, provider.Messages
-		}
+		f := registry.ForRecord(it.Provider, it.Request)
 		// Round-trip through JSON so numbers are json.Number, as in a set read from disk.
 		var body map[string]any
 		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
@@ -163,7 +161,7 @@ func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
 			return nil, nil, err
 		}
 		var ev eventWriter
-		if err := provider.SynthesizeStream(p, e, body, p == provider.OpenAI, &ev, nil); err != nil {
+		if err := f.SynthesizeStream(body, f.Provider() == provider.OpenAI, &ev, nil); err != nil {
 			return nil, nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		keys = append(keys, sha256.Sum256(gen.HTTPRequest(i, true).Body))

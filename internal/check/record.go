@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -147,7 +148,7 @@ func CheckDocument(display, provider string, v any, opts Options) (*Snapshot, Fi
 	if f := sourceFinding(display, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := snapshot.RequestKey(provider, rec.Request, rec.RequestHeaders)
+	key, err := registry.RequestKey(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
 		fs = append(fs, Finding{File: display, Pointer: rp + "/request", Rule: RuleJSON, Severity: Error, Message: err.Error()})
 		return nil, fs
@@ -214,7 +215,7 @@ func sourceFinding(display, file string) *Finding {
 }
 
 func lineageFindings(display, provider string, rec *snapshot.Record) Findings {
-	parent, turn, ok, err := snapshot.Lineage(provider, rec.Request, rec.RequestHeaders)
+	parent, turn, ok, err := registry.Lineage(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
 		return nil
 	}
@@ -270,24 +271,6 @@ func secretFindings(display string, doc map[string]any, cfg *Config) Findings {
 				ConfigName, m.Pointer, m.SHA256)})
 	}
 	return fs
-}
-
-// CheckNewRecord runs the pipeline on a record about to be written (record
-// mode): the same checks verify runs, on the exact file document.
-func CheckNewRecord(provider string, doc map[string]any, opts Options) Findings {
-	_, fs := CheckDocument(snapshot.RelPath(provider, idOfDoc(doc)), provider, doc, opts)
-	return fs
-}
-
-func idOfDoc(doc map[string]any) string {
-	if l, ok := doc["snapshots"].([]any); ok && len(l) > 0 {
-		if r, ok := l[0].(map[string]any); ok {
-			if id, ok := r["id"].(string); ok && snapshot.ValidID(id) {
-				return id
-			}
-		}
-	}
-	return "unknown"
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

@@ -99,7 +99,7 @@ func listRun(o *listOptions) error {
 	rows := make([]listRow, 0, len(set.Snapshots))
 	for _, s := range set.Snapshots {
 		model, _ := s.Record.Request["model"].(string)
-		rows = append(rows, listRow{ID: s.Record.ID, Provider: s.Provider, Model: model, Source: s.Record.Source.String(),
+		rows = append(rows, listRow{ID: s.Record.ID, Provider: s.Provider, Model: model, Source: s.Record.Source.Display(),
 			Tokens: s.Record.Response.TokensUsed, LatencyMS: s.Record.Response.LatencyMS, File: path.Join(display, s.Rel), Valid: s.Errors == 0})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
@@ -178,7 +178,7 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
-	fmt.Fprintf(out, "source:     %s\n", check.Redact(r.Source.String()))
+	fmt.Fprintf(out, "source:     %s\n", check.Redact(r.Source.Display()))
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
 	if r.ParentID != "" {
 		fmt.Fprintf(out, "lineage:    parent %s, turn %d\n", r.ParentID, r.Turn)

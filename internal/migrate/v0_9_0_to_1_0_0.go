@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // Legacy is the one legacy format (DESIGN §8): a single file
@@ -71,7 +73,7 @@ type legacyRecord struct {
 	label    string // #i "id"
 	provider string
 	at       time.Time
-	source   snapshot.Source
+	source   source.Source
 	request  map[string]any
 	resp     snapshot.Response
 	key      string
@@ -124,7 +126,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 	type planned struct {
 		keep    *legacyRecord
 		members []*legacyRecord
-		source  snapshot.Source
+		source  source.Source
 		rel     string
 		data    []byte
 		hash    string
@@ -171,7 +173,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 	// Build every file and run the check pipeline on exactly those bytes.
 	for _, p := range plan {
 		k := p.keep
-		rec, key, err := snapshot.NewRecord(k.provider, k.at, p.source, k.request, nil, k.resp)
+		rec, key, err := registry.NewRecord(k.provider, k.at, p.source, k.request, nil, k.resp)
 		if err != nil {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
@@ -510,7 +512,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 			lr.request[k] = v
 		}
 		if snapshot.ValidProvider(lr.provider) {
-			snapshot.NormalizeStored(lr.provider, lr.request)
+			registry.NormalizeStored(lr.provider, lr.request)
 		}
 	} else if _, present := rec["request"]; present {
 		bad("/request", RuleLegacyFormat, "request must be an object", rerecordFix)
@@ -556,7 +558,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 	if len(rep.Problems) > n {
 		return nil
 	}
-	key, err := snapshot.RequestKey(lr.provider, lr.request, nil)
+	key, err := registry.RequestKey(lr.provider, lr.request, nil)
 	if err != nil {
 		bad("/request", check.RuleJSON, err.Error(), rerecordFix)
 		return nil

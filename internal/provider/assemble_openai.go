@@ -24,10 +24,9 @@ type Assembler interface {
 	Done() (map[string]any, error)
 }
 
-// NewAssembler returns the assembler for a provider and endpoint. For an
-// unsupported pair, every Write fails with ErrMalformed.
+// NewAssembler returns the assembler of one OpenAI stream.
 //
-// OpenAI chat completions: chunks are merged by choice index into
+// Chat completions: chunks are merged by choice index into
 // {"id","object":"chat.completion","created","model","system_fingerprint",
 // "choices":[{"index","message","logprobs","finish_reason"}],"usage"}. Other
 // top-level members (service_tier, …) are kept (last non-empty value wins),
@@ -50,25 +49,13 @@ type Assembler interface {
 // a finish_reason is broken even after [DONE]; events after [DONE] are
 // ignored. A `data: {"error":…}` event (or an "event: error") makes the
 // stream broken with ErrStreamError.
-//
-// Anthropic messages: see anthropicAssembler.
-func NewAssembler(p Name, e Endpoint) Assembler {
-	switch {
-	case p == OpenAI && (e == ChatCompletions || e == Completions):
-		return &openaiAssembler{completions: e == Completions, choices: map[int64]*choiceState{}, meta: map[string]any{}}
-	case p == Anthropic && e == Messages:
-		return &anthropicAssembler{blocks: map[int64]*blockState{}}
-	}
-	return &badAssembler{err: fmt.Errorf("%w: unsupported provider/endpoint %q %q", ErrMalformed, p, e)}
+
+func (o OpenAIWire) NewAssembler() Assembler {
+	return &openaiAssembler{completions: o.endpoint == Completions, choices: map[int64]*choiceState{}, meta: map[string]any{}}
 }
 
-type badAssembler struct{ err error }
-
-func (b *badAssembler) Write(p []byte) (int, error)   { return 0, b.err }
-func (b *badAssembler) Done() (map[string]any, error) { return nil, b.err }
-
 type openaiAssembler struct {
-	sse         sseParser
+	sse         SSEParser
 	completions bool
 	err         error // sticky malformed-stream error
 	streamErr   error // error event
@@ -105,36 +92,36 @@ func (a *openaiAssembler) Write(p []byte) (int, error) {
 	if a.streamErr != nil || a.sawDone {
 		return len(p), nil
 	}
-	if err := a.sse.feed(p, a.event); err != nil {
+	if err := a.sse.Feed(p, a.event); err != nil {
 		a.err = err
 		return len(p), err
 	}
 	return len(p), nil
 }
 
-func (a *openaiAssembler) event(ev sseEvent) error {
+func (a *openaiAssembler) event(ev SSEEvent) error {
 	if a.sawDone || a.streamErr != nil {
 		return nil
 	}
-	data := bytes.TrimSpace(ev.data)
+	data := bytes.TrimSpace(ev.Data)
 	if string(data) == "[DONE]" {
 		a.sawDone = true
 		return nil
 	}
-	v, err := decodeValue(data)
-	if ev.name == "error" {
-		a.streamErr = streamError(ev.num, v)
+	v, err := DecodeValue(data)
+	if ev.Name == "error" {
+		a.streamErr = StreamError(ev.Num, v)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("event %d: %w", ev.num, err)
+		return fmt.Errorf("event %d: %w", ev.Num, err)
 	}
 	chunk, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d: data is %s, not an object", ErrMalformed, ev.num, typeName(v))
+		return fmt.Errorf("%w: event %d: data is %s, not an object", ErrMalformed, ev.Num, TypeName(v))
 	}
 	if e, ok := chunk["error"]; ok && e != nil {
-		a.streamErr = streamError(ev.num, chunk)
+		a.streamErr = StreamError(ev.Num, chunk)
 		return nil
 	}
 	for k, val := range chunk {
@@ -147,7 +134,7 @@ func (a *openaiAssembler) event(ev sseEvent) error {
 			}
 			u, ok := val.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%w: event %d: /usage is %s, not an object", ErrMalformed, ev.num, typeName(val))
+				return fmt.Errorf("%w: event %d: /usage is %s, not an object", ErrMalformed, ev.Num, TypeName(val))
 			}
 			a.usage = u
 		default:
@@ -162,21 +149,24 @@ func (a *openaiAssembler) event(ev sseEvent) error {
 		if chunk["choices"] == nil {
 			return nil
 		}
-		return fmt.Errorf("%w: event %d: /choices is %s, not an array", ErrMalformed, ev.num, typeName(chunk["choices"]))
+		return fmt.Errorf("%w: event %d: /choices is %s, not an array", ErrMalformed, ev.Num, TypeName(chunk["choices"]))
 	}
 	for i, c := range choices {
 		cm, ok := c.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: event %d: /choices/%d is %s, not an object", ErrMalformed, ev.num, i, typeName(c))
+			return fmt.Errorf("%w: event %d: /choices/%d is %s, not an object", ErrMalformed, ev.Num, i, TypeName(c))
 		}
-		if err := a.choice(ev.num, i, cm); err != nil {
+		if err := a.choice(ev.Num, i, cm); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func streamError(num int, v any) error {
+// StreamError is the error of a stream that carried an error event (number
+// event, data v): it wraps ErrBrokenStream and ErrStreamError and quotes the
+// provider's message.
+func StreamError(event int, v any) error {
 	msg := ""
 	if m, ok := v.(map[string]any); ok {
 		if e, ok := m["error"].(map[string]any); ok {
@@ -189,14 +179,14 @@ func streamError(num int, v any) error {
 	if msg == "" {
 		msg = "no message"
 	}
-	return fmt.Errorf("%w: %w: event %d: %s", ErrBrokenStream, ErrStreamError, num, msg)
+	return fmt.Errorf("%w: %w: event %d: %s", ErrBrokenStream, ErrStreamError, event, msg)
 }
 
-func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
-	ptr := fmt.Sprintf("event %d: /choices/%d", num, pos)
+func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
+	ptr := fmt.Sprintf("event %d: /choices/%d", event, pos)
 	idx := int64(0)
 	if v, ok := c["index"]; ok && v != nil {
-		n, ok := asInt(v)
+		n, ok := AsInt(v)
 		if !ok || n < 0 || n > 1<<16 {
 			return fmt.Errorf("%w: %s/index is not a small integer", ErrMalformed, ptr)
 		}
@@ -216,7 +206,7 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 			}
 			s, ok := v.(string)
 			if !ok {
-				return fmt.Errorf("%w: %s/finish_reason is %s, not a string", ErrMalformed, ptr, typeName(v))
+				return fmt.Errorf("%w: %s/finish_reason is %s, not a string", ErrMalformed, ptr, TypeName(v))
 			}
 			st.finish = s
 		case "text":
@@ -228,7 +218,7 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 			}
 			s, ok := v.(string)
 			if !ok {
-				return fmt.Errorf("%w: %s/text is %s, not a string", ErrMalformed, ptr, typeName(v))
+				return fmt.Errorf("%w: %s/text is %s, not a string", ErrMalformed, ptr, TypeName(v))
 			}
 			st.content.WriteString(s)
 		case "logprobs":
@@ -252,7 +242,7 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 	}
 	delta, ok := d.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: %s/delta is %s, not an object", ErrMalformed, ptr, typeName(d))
+		return fmt.Errorf("%w: %s/delta is %s, not an object", ErrMalformed, ptr, TypeName(d))
 	}
 	ptr += "/delta"
 	if r, ok := delta["role"].(string); ok && r != "" {
@@ -263,7 +253,7 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 		st.content.WriteString(t)
 	case nil:
 	default:
-		return fmt.Errorf("%w: %s/content is %s, not a string", ErrMalformed, ptr, typeName(t))
+		return fmt.Errorf("%w: %s/content is %s, not a string", ErrMalformed, ptr, TypeName(t))
 	}
 	if r, present := delta["refusal"]; present {
 		st.refusalKey = true
@@ -273,7 +263,7 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 			st.refusalSeen = true
 		case nil:
 		default:
-			return fmt.Errorf("%w: %s/refusal is %s, not a string", ErrMalformed, ptr, typeName(t))
+			return fmt.Errorf("%w: %s/refusal is %s, not a string", ErrMalformed, ptr, TypeName(t))
 		}
 	}
 	if fc, ok := delta["function_call"].(map[string]any); ok {
@@ -293,14 +283,14 @@ func (a *openaiAssembler) choice(num, pos int, c map[string]any) error {
 		for j, t := range tc {
 			tm, ok := t.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%w: %s/tool_calls/%d is %s, not an object", ErrMalformed, ptr, j, typeName(t))
+				return fmt.Errorf("%w: %s/tool_calls/%d is %s, not an object", ErrMalformed, ptr, j, TypeName(t))
 			}
 			if err := st.tool(fmt.Sprintf("%s/tool_calls/%d", ptr, j), tm); err != nil {
 				return err
 			}
 		}
 	default:
-		return fmt.Errorf("%w: %s/tool_calls is %s, not an array", ErrMalformed, ptr, typeName(tc))
+		return fmt.Errorf("%w: %s/tool_calls is %s, not an array", ErrMalformed, ptr, TypeName(tc))
 	}
 	return nil
 }
@@ -309,7 +299,7 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 	id, _ := t["id"].(string)
 	var ti int64
 	if v, ok := t["index"]; ok && v != nil {
-		n, ok := asInt(v)
+		n, ok := AsInt(v)
 		if !ok || n < 0 || n > 1<<16 {
 			return fmt.Errorf("%w: %s/index is not a small integer", ErrMalformed, ptr)
 		}
@@ -352,7 +342,7 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 			ts.args.WriteString(s)
 		case nil:
 		default:
-			return fmt.Errorf("%w: %s/%s/%s is %s, not a string", ErrMalformed, ptr, kind, field, typeName(s))
+			return fmt.Errorf("%w: %s/%s/%s is %s, not a string", ErrMalformed, ptr, kind, field, TypeName(s))
 		}
 	}
 	return nil
@@ -406,7 +396,7 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 
 	body := make(map[string]any, len(a.meta)+3)
 	for k, v := range a.meta {
-		body[k] = deepCopy(v)
+		body[k] = DeepCopy(v)
 	}
 	if a.completions {
 		body["object"] = "text_completion"
@@ -419,7 +409,7 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 	}
 	body["choices"] = choices
 	if a.usage != nil {
-		body["usage"] = deepCopy(a.usage)
+		body["usage"] = DeepCopy(a.usage)
 	}
 	return body, nil
 }
@@ -427,12 +417,12 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {
 	c := make(map[string]any, len(st.extra)+4)
 	for k, v := range st.extra {
-		c[k] = deepCopy(v)
+		c[k] = DeepCopy(v)
 	}
-	c["index"] = num(i)
+	c["index"] = Num(i)
 	c["finish_reason"] = st.finish
 	if st.logprobs != nil {
-		c["logprobs"] = deepCopy(st.logprobs)
+		c["logprobs"] = DeepCopy(st.logprobs)
 	} else {
 		c["logprobs"] = nil
 	}

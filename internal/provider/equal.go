@@ -18,13 +18,13 @@ import (
 // and the canonical JSON of input (key order and number spelling ignored).
 // Everything else (usage breakdown, system_fingerprint, other body fields,
 // stream) is a note (see Notes), never a change by itself.
-func Equal(a, b Fields) bool {
+func Equal(a, b snapshot.Fields) bool {
 	return len(Diff(a, b)) == 0
 }
 
 // Diff returns one human-readable line per compared field that differs, e.g.
 // `finish_reason: "stop" → "length"`. It is empty exactly when Equal is true.
-func Diff(a, b Fields) []string {
+func Diff(a, b snapshot.Fields) []string {
 	var out []string
 	if a.Content != b.Content {
 		out = append(out, "content: "+stringChange(a.Content, b.Content))

@@ -2,73 +2,61 @@ package provider
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// Fields are the normalized response fields of a snapshot (DESIGN §3, §11
-// "Response fields").
-type Fields struct {
-	Content      string
-	TokensUsed   int64
-	FinishReason string
-	ToolCalls    []any          // provider objects verbatim; nil when none
-	Usage        map[string]any // provider usage object verbatim; nil when absent
-	Model        string         // served model ("" when absent)
-}
-
-// Extract computes Fields from a final response body in the provider's
-// non-streamed shape (for a streamed call: Assembler.Done's result).
+// Fields computes the normalized response fields from a final body in the
+// OpenAI non-streamed shape (for a streamed call: the Assembler's result):
 //
-//   - Content: OpenAI chat choices[0].message.content (null or absent → ""),
-//     completions choices[0].text, Anthropic the concatenation of the "text"
-//     blocks only (thinking and tool blocks are not content).
-//   - TokensUsed: OpenAI usage.total_tokens; Anthropic input_tokens +
-//     output_tokens + cache_creation_input_tokens + cache_read_input_tokens,
-//     each absent or null counting 0. A body without usage → ErrNoUsage.
-//   - FinishReason: choices[0].finish_reason or stop_reason; missing → error.
-//   - ToolCalls: choices[0].message.tool_calls (OpenAI) or the tool_use
-//     blocks (Anthropic), verbatim; nil when none.
+//   - Content: chat choices[0].message.content (null or absent → ""),
+//     completions choices[0].text;
+//   - TokensUsed: usage.total_tokens; a body without usage → ErrNoUsage;
+//   - FinishReason: choices[0].finish_reason; missing → error;
+//   - ToolCalls: choices[0].message.tool_calls verbatim; nil when none;
 //   - Usage: the usage object verbatim; Model: the body's "model".
 //
 // The returned ToolCalls and Usage are copies: they never alias body.
-func Extract(p Name, e Endpoint, body map[string]any) (Fields, error) {
-	if body == nil {
-		return Fields{}, fmt.Errorf("%w: no response body", ErrMalformed)
-	}
-	if !Valid(p, e) {
-		return Fields{}, fmt.Errorf("%w: unsupported provider/endpoint %q %q", ErrMalformed, p, e)
-	}
-	var f Fields
-	if m, ok := body["model"]; ok && m != nil {
-		s, ok := m.(string)
-		if !ok {
-			return Fields{}, fmt.Errorf("%w: /model is %s, not a string", ErrMalformed, typeName(m))
-		}
-		f.Model = s
-	}
-	var err error
-	if p == Anthropic {
-		err = extractAnthropic(body, &f)
-	} else {
-		err = extractOpenAI(e, body, &f)
-	}
+func (o OpenAIWire) Fields(body map[string]any) (snapshot.Fields, error) {
+	f, err := ResponseModel(body)
 	if err != nil {
-		return Fields{}, err
+		return snapshot.Fields{}, err
+	}
+	if err := extractOpenAI(o.endpoint, body, &f); err != nil {
+		return snapshot.Fields{}, err
 	}
 	return f, nil
 }
 
-func extractOpenAI(e Endpoint, body map[string]any, f *Fields) error {
+// ResponseModel starts the Fields of a final body: an error wrapping
+// ErrMalformed for a missing body or a "model" that is not a string, else
+// Fields with Model set (from a present, non-null "model").
+func ResponseModel(body map[string]any) (snapshot.Fields, error) {
+	if body == nil {
+		return snapshot.Fields{}, fmt.Errorf("%w: no response body", ErrMalformed)
+	}
+	var f snapshot.Fields
+	if m, ok := body["model"]; ok && m != nil {
+		s, ok := m.(string)
+		if !ok {
+			return snapshot.Fields{}, fmt.Errorf("%w: /model is %s, not a string", ErrMalformed, TypeName(m))
+		}
+		f.Model = s
+	}
+	return f, nil
+}
+
+func extractOpenAI(e Endpoint, body map[string]any, f *snapshot.Fields) error {
 	choices, ok := body["choices"].([]any)
 	if !ok {
-		return fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, typeName(body["choices"]))
+		return fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, TypeName(body["choices"]))
 	}
 	if len(choices) == 0 {
 		return fmt.Errorf("%w: /choices is empty", ErrMalformed)
 	}
 	c0, ok := choices[0].(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: /choices/0 is %s, not an object", ErrMalformed, typeName(choices[0]))
+		return fmt.Errorf("%w: /choices/0 is %s, not an object", ErrMalformed, TypeName(choices[0]))
 	}
 	if e == Completions {
 		switch t := c0["text"].(type) {
@@ -76,105 +64,58 @@ func extractOpenAI(e Endpoint, body map[string]any, f *Fields) error {
 			f.Content = t
 		case nil:
 		default:
-			return fmt.Errorf("%w: /choices/0/text is %s, not a string", ErrMalformed, typeName(t))
+			return fmt.Errorf("%w: /choices/0/text is %s, not a string", ErrMalformed, TypeName(t))
 		}
 	} else {
 		msg, ok := c0["message"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: /choices/0/message is %s, not an object", ErrMalformed, typeName(c0["message"]))
+			return fmt.Errorf("%w: /choices/0/message is %s, not an object", ErrMalformed, TypeName(c0["message"]))
 		}
 		switch t := msg["content"].(type) {
 		case string:
 			f.Content = t
 		case nil:
 		default:
-			return fmt.Errorf("%w: /choices/0/message/content is %s, not a string", ErrMalformed, typeName(t))
+			return fmt.Errorf("%w: /choices/0/message/content is %s, not a string", ErrMalformed, TypeName(t))
 		}
 		switch t := msg["tool_calls"].(type) {
 		case []any:
 			if len(t) > 0 {
-				f.ToolCalls = deepCopy(t).([]any)
+				f.ToolCalls = DeepCopy(t).([]any)
 			}
 		case nil:
 		default:
-			return fmt.Errorf("%w: /choices/0/message/tool_calls is %s, not an array", ErrMalformed, typeName(t))
+			return fmt.Errorf("%w: /choices/0/message/tool_calls is %s, not an array", ErrMalformed, TypeName(t))
 		}
 	}
 	fr, ok := c0["finish_reason"].(string)
 	if !ok {
-		return fmt.Errorf("%w: /choices/0/finish_reason is %s, not a string", ErrMalformed, typeName(c0["finish_reason"]))
+		return fmt.Errorf("%w: /choices/0/finish_reason is %s, not a string", ErrMalformed, TypeName(c0["finish_reason"]))
 	}
 	f.FinishReason = fr
-	usage, err := usageObject(body)
+	usage, err := UsageObject(body)
 	if err != nil {
 		return err
 	}
-	total, ok := asInt(usage["total_tokens"])
+	total, ok := AsInt(usage["total_tokens"])
 	if !ok || total < 0 {
-		return fmt.Errorf("%w: /usage/total_tokens is %s, not an integer ≥ 0", ErrMalformed, typeName(usage["total_tokens"]))
+		return fmt.Errorf("%w: /usage/total_tokens is %s, not an integer ≥ 0", ErrMalformed, TypeName(usage["total_tokens"]))
 	}
 	f.TokensUsed = total
 	f.Usage = usage
 	return nil
 }
 
-func extractAnthropic(body map[string]any, f *Fields) error {
-	blocks, ok := body["content"].([]any)
-	if !ok {
-		return fmt.Errorf("%w: /content is %s, not an array", ErrMalformed, typeName(body["content"]))
-	}
-	var text strings.Builder
-	for i, b := range blocks {
-		block, ok := b.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%w: /content/%d is %s, not an object", ErrMalformed, i, typeName(b))
-		}
-		switch block["type"] {
-		case "text":
-			s, ok := block["text"].(string)
-			if !ok {
-				return fmt.Errorf("%w: /content/%d/text is %s, not a string", ErrMalformed, i, typeName(block["text"]))
-			}
-			text.WriteString(s)
-		case "tool_use":
-			f.ToolCalls = append(f.ToolCalls, deepCopy(block))
-		}
-	}
-	f.Content = text.String()
-	sr, ok := body["stop_reason"].(string)
-	if !ok {
-		return fmt.Errorf("%w: /stop_reason is %s, not a string", ErrMalformed, typeName(body["stop_reason"]))
-	}
-	f.FinishReason = sr
-	usage, err := usageObject(body)
-	if err != nil {
-		return err
-	}
-	var total int64
-	for _, k := range []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {
-		v, present := usage[k]
-		if !present || v == nil {
-			continue
-		}
-		n, ok := asInt(v)
-		if !ok || n < 0 {
-			return fmt.Errorf("%w: /usage/%s is %s, not an integer ≥ 0", ErrMalformed, k, typeName(v))
-		}
-		total += n
-	}
-	f.TokensUsed = total
-	f.Usage = usage
-	return nil
-}
-
-func usageObject(body map[string]any) (map[string]any, error) {
+// UsageObject returns a copy of body's "usage" object; ErrNoUsage when it is
+// absent or null.
+func UsageObject(body map[string]any) (map[string]any, error) {
 	u, present := body["usage"]
 	if !present || u == nil {
 		return nil, ErrNoUsage
 	}
 	m, ok := u.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: /usage is %s, not an object", ErrMalformed, typeName(u))
+		return nil, fmt.Errorf("%w: /usage is %s, not an object", ErrMalformed, TypeName(u))
 	}
-	return deepCopy(m).(map[string]any), nil
+	return DeepCopy(m).(map[string]any), nil
 }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -8,68 +8,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		method, path string
-		p            Name
-		e            Endpoint
-		ok           bool
-	}{
-		{"POST", "/v1/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/prefix/v1/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/chat/completions", OpenAI, ChatCompletions, true},
-		{"POST", "/v1/chat/completions?api-version=2024-10-21", OpenAI, ChatCompletions, true},
-		{"POST", "/v1/completions", OpenAI, Completions, true},
-		{"POST", "/openai/completions", OpenAI, Completions, true},
-		{"POST", "/v1/messages", Anthropic, Messages, true},
-		{"POST", "/gateway/anthropic/v1/messages", Anthropic, Messages, true},
-		{"GET", "/v1/chat/completions", "", "", false},
-		{"post", "/v1/chat/completions", "", "", false},
-		{"POST", "/v1/embeddings", "", "", false},
-		{"POST", "/v1/responses", "", "", false},
-		{"POST", "/v1/messages/count_tokens", "", "", false},
-		{"POST", "/v1/messages/batches", "", "", false},
-		{"POST", "/v1/threads/thread_1/messages", "", "", false},
-		{"POST", "/v1/chat/completions/chatcmpl-1", "", "", false},
-		{"POST", "/v1/chat/completions/", "", "", false},
-		{"POST", "", "", "", false},
-	}
-	for _, c := range cases {
-		p, e, ok := Classify(c.method, c.path)
-		if p != c.p || e != c.e || ok != c.ok {
-			t.Errorf("Classify(%q, %q) = %q, %q, %v; want %q, %q, %v", c.method, c.path, p, e, ok, c.p, c.e, c.ok)
-		}
-	}
-}
-
-func TestEndpointFor(t *testing.T) {
-	cases := []struct {
-		p   Name
-		req string
-		e   Endpoint
-	}{
-		{OpenAI, `{"model":"m","messages":[]}`, ChatCompletions},
-		{OpenAI, `{"model":"m","prompt":"x"}`, Completions},
-		{OpenAI, `{"model":"m"}`, ""},
-		{Anthropic, `{"model":"m","messages":[]}`, Messages},
-		{Anthropic, `{}`, Messages},
-		{"mistral", `{"messages":[]}`, ""},
-	}
-	for _, c := range cases {
-		req, err := Decode([]byte(c.req))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := EndpointFor(c.p, req); got != c.e {
-			t.Errorf("EndpointFor(%q, %s) = %q, want %q", c.p, c.req, got, c.e)
-		}
-	}
-}
-
 func TestDecode(t *testing.T) {
-	m, err := Decode([]byte(`{"n": 9007199254740992, "f": 1.50}`))
+	m, err := provider.Decode([]byte(`{"n": 9007199254740992, "f": 1.50}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +24,7 @@ func TestDecode(t *testing.T) {
 	// The same strict rules as snapshot files: what cannot be hashed exactly
 	// is refused up front.
 	for _, bad := range []string{`{} {}`, `[1]`, `{`, ``, `"x"`, `{"n": 12345678901234567890}`, `{"a":1,"a":2}`} {
-		if _, err := Decode([]byte(bad)); !errors.Is(err, ErrMalformed) {
+		if _, err := provider.Decode([]byte(bad)); !errors.Is(err, provider.ErrMalformed) {
 			t.Errorf("Decode(%q) err = %v", bad, err)
 		}
 	}
@@ -88,48 +33,47 @@ func TestDecode(t *testing.T) {
 func TestExtract(t *testing.T) {
 	cases := []struct {
 		name string
-		p    Name
-		e    Endpoint
+		p    provider.Name
+		e    provider.Endpoint
 		body string
-		want Fields
+		want snapshot.Fields
 		err  error
 	}{
-		{"chat", OpenAI, ChatCompletions,
+		{"chat", provider.OpenAI, provider.ChatCompletions,
 			`{"model":"gpt-4o","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`,
-			Fields{Content: "hi", TokensUsed: 4, FinishReason: "stop", Model: "gpt-4o"}, nil},
-		{"chat null content with tools", OpenAI, ChatCompletions,
+			snapshot.Fields{Content: "hi", TokensUsed: 4, FinishReason: "stop", Model: "gpt-4o"}, nil},
+		{"chat null content with tools", provider.OpenAI, provider.ChatCompletions,
 			`{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"total_tokens":9}}`,
-			Fields{TokensUsed: 9, FinishReason: "tool_calls", ToolCalls: []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}}, nil},
-		{"chat empty tool_calls is none", OpenAI, ChatCompletions,
+			snapshot.Fields{TokensUsed: 9, FinishReason: "tool_calls", ToolCalls: []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "f", "arguments": "{}"}}}}, nil},
+		{"chat empty tool_calls is none", provider.OpenAI, provider.ChatCompletions,
 			`{"choices":[{"message":{"content":"x","tool_calls":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`,
-			Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}, nil},
-		{"chat second choice ignored", OpenAI, ChatCompletions,
+			snapshot.Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}, nil},
+		{"chat second choice ignored", provider.OpenAI, provider.ChatCompletions,
 			`{"choices":[{"message":{"content":"a"},"finish_reason":"stop"},{"message":{"content":"b"},"finish_reason":"length"}],"usage":{"total_tokens":1}}`,
-			Fields{Content: "a", TokensUsed: 1, FinishReason: "stop"}, nil},
-		{"completions", OpenAI, Completions,
+			snapshot.Fields{Content: "a", TokensUsed: 1, FinishReason: "stop"}, nil},
+		{"completions", provider.OpenAI, provider.Completions,
 			`{"model":"i","choices":[{"text":"x y","finish_reason":"length"}],"usage":{"total_tokens":7}}`,
-			Fields{Content: "x y", TokensUsed: 7, FinishReason: "length", Model: "i"}, nil},
-		{"anthropic sums usage", Anthropic, Messages,
+			snapshot.Fields{Content: "x y", TokensUsed: 7, FinishReason: "length", Model: "i"}, nil},
+		{"anthropic sums usage", provider.Anthropic, provider.Messages,
 			`{"model":"c","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"n","input":{}},{"type":"text","text":"b"}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5,"cache_creation_input_tokens":2,"cache_read_input_tokens":null}}`,
-			Fields{Content: "ab", TokensUsed: 17, FinishReason: "tool_use", Model: "c", ToolCalls: []any{map[string]any{"type": "tool_use", "id": "t1", "name": "n", "input": map[string]any{}}}}, nil},
-		{"no usage", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`, Fields{}, ErrNoUsage},
-		{"null usage", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":null}`, Fields{}, ErrNoUsage},
-		{"no finish reason", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":null}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"no stop reason", Anthropic, Messages, `{"content":[],"usage":{"input_tokens":1}}`, Fields{}, ErrMalformed},
-		{"no choices", OpenAI, ChatCompletions, `{"choices":[],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"content array", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"fractional tokens", OpenAI, ChatCompletions, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1.5}}`, Fields{}, ErrMalformed},
-		{"negative tokens", Anthropic, Messages, `{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":-1}}`, Fields{}, ErrMalformed},
-		{"model not string", OpenAI, ChatCompletions, `{"model":1,"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, Fields{}, ErrMalformed},
-		{"wrong endpoint", OpenAI, Messages, `{}`, Fields{}, ErrMalformed},
+			snapshot.Fields{Content: "ab", TokensUsed: 17, FinishReason: "tool_use", Model: "c", ToolCalls: []any{map[string]any{"type": "tool_use", "id": "t1", "name": "n", "input": map[string]any{}}}}, nil},
+		{"no usage", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]}`, snapshot.Fields{}, provider.ErrNoUsage},
+		{"null usage", provider.Anthropic, provider.Messages, `{"content":[],"stop_reason":"end_turn","usage":null}`, snapshot.Fields{}, provider.ErrNoUsage},
+		{"no finish reason", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":null}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"no stop reason", provider.Anthropic, provider.Messages, `{"content":[],"usage":{"input_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"no choices", provider.OpenAI, provider.ChatCompletions, `{"choices":[],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"content array", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"fractional tokens", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1.5}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"negative tokens", provider.Anthropic, provider.Messages, `{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":-1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"model not string", provider.OpenAI, provider.ChatCompletions, `{"model":1,"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			body, err := Decode([]byte(c.body))
+			body, err := provider.Decode([]byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Extract(c.p, c.e, body)
+			got, err := extract(c.p, c.e, body)
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("err = %v, want %v", err, c.err)
@@ -152,17 +96,17 @@ func TestExtract(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Extract(OpenAI, ChatCompletions, nil); !errors.Is(err, ErrMalformed) {
+	if _, err := extract(provider.OpenAI, provider.ChatCompletions, nil); !errors.Is(err, provider.ErrMalformed) {
 		t.Fatalf("nil body: %v", err)
 	}
 }
 
 func TestExtractDoesNotAlias(t *testing.T) {
 	body := loadBody(t, "openai_chat_tools")
-	f := mustExtract(t, OpenAI, ChatCompletions, body)
-	f.Usage["total_tokens"] = num(0)
+	f := mustExtract(t, provider.OpenAI, provider.ChatCompletions, body)
+	f.Usage["total_tokens"] = provider.Num(0)
 	f.ToolCalls[0].(map[string]any)["id"] = "changed"
-	again := mustExtract(t, OpenAI, ChatCompletions, body)
+	again := mustExtract(t, provider.OpenAI, provider.ChatCompletions, body)
 	if again.TokensUsed != 133 || again.ToolCalls[0].(map[string]any)["id"] == "changed" {
 		t.Fatal("Extract result aliases the body")
 	}
@@ -173,7 +117,7 @@ func openaiCall(id, name, args string) any {
 }
 
 func anthropicCall(id, name, input string) any {
-	v, err := decodeValue([]byte(input))
+	v, err := provider.DecodeValue([]byte(input))
 	if err != nil {
 		panic(err)
 	}
@@ -181,50 +125,50 @@ func anthropicCall(id, name, input string) any {
 }
 
 func TestEqualAndDiff(t *testing.T) {
-	base := Fields{Content: "hello", TokensUsed: 10, FinishReason: "stop", Model: "m",
+	base := snapshot.Fields{Content: "hello", TokensUsed: 10, FinishReason: "stop", Model: "m",
 		ToolCalls: []any{openaiCall("call_1", "f", `{"a":1}`)},
-		Usage:     map[string]any{"total_tokens": num(10), "prompt_tokens": num(4)}}
+		Usage:     map[string]any{"total_tokens": provider.Num(10), "prompt_tokens": provider.Num(4)}}
 	same := base
 	same.ToolCalls = []any{openaiCall("call_OTHER", "f", `{"a":1}`)}
-	same.Usage = map[string]any{"total_tokens": num(10), "prompt_tokens": num(6)}
-	if !Equal(base, same) || len(Diff(base, same)) != 0 {
-		t.Fatalf("ids and usage breakdown must not count: %v", Diff(base, same))
+	same.Usage = map[string]any{"total_tokens": provider.Num(10), "prompt_tokens": provider.Num(6)}
+	if !provider.Equal(base, same) || len(provider.Diff(base, same)) != 0 {
+		t.Fatalf("ids and usage breakdown must not count: %v", provider.Diff(base, same))
 	}
 	cases := []struct {
-		change func(*Fields)
+		change func(*snapshot.Fields)
 		want   string
 	}{
-		{func(f *Fields) { f.Content = "hullo" }, `content: "hello" → "hullo"`},
-		{func(f *Fields) { f.FinishReason = "length" }, `finish_reason: "stop" → "length"`},
-		{func(f *Fields) { f.TokensUsed = 12 }, `tokens_used: 10 → 12`},
-		{func(f *Fields) { f.Model = "m2" }, `model: "m" → "m2"`},
-		{func(f *Fields) { f.ToolCalls = []any{openaiCall("call_1", "f", `{"a": 1}`)} }, `tool_calls[0]: f({"a":1}) → f({"a": 1})`},
-		{func(f *Fields) { f.ToolCalls = []any{openaiCall("call_1", "g", `{"a":1}`)} }, `tool_calls[0]: f({"a":1}) → g({"a":1})`},
-		{func(f *Fields) { f.ToolCalls = nil }, `tool_calls: 1 → 0 calls (f → none)`},
+		{func(f *snapshot.Fields) { f.Content = "hullo" }, `content: "hello" → "hullo"`},
+		{func(f *snapshot.Fields) { f.FinishReason = "length" }, `finish_reason: "stop" → "length"`},
+		{func(f *snapshot.Fields) { f.TokensUsed = 12 }, `tokens_used: 10 → 12`},
+		{func(f *snapshot.Fields) { f.Model = "m2" }, `model: "m" → "m2"`},
+		{func(f *snapshot.Fields) { f.ToolCalls = []any{openaiCall("call_1", "f", `{"a": 1}`)} }, `tool_calls[0]: f({"a":1}) → f({"a": 1})`},
+		{func(f *snapshot.Fields) { f.ToolCalls = []any{openaiCall("call_1", "g", `{"a":1}`)} }, `tool_calls[0]: f({"a":1}) → g({"a":1})`},
+		{func(f *snapshot.Fields) { f.ToolCalls = nil }, `tool_calls: 1 → 0 calls (f → none)`},
 	}
 	for _, c := range cases {
 		b := base
 		c.change(&b)
-		d := Diff(base, b)
-		if Equal(base, b) || len(d) != 1 || d[0] != c.want {
+		d := provider.Diff(base, b)
+		if provider.Equal(base, b) || len(d) != 1 || d[0] != c.want {
 			t.Errorf("Diff = %q, want [%q]", d, c.want)
 		}
 	}
 	// Anthropic inputs compare as canonical JSON: key order and number
 	// spelling do not matter, values do.
-	a := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":1.0,"y":{"b":[1,2],"a":"s"}}`)}}
-	b := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_2", "w", `{"y":{"a":"s","b":[1,2]},"x":1}`)}}
-	if !Equal(a, b) {
-		t.Fatalf("canonical inputs differ: %v", Diff(a, b))
+	a := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":1.0,"y":{"b":[1,2],"a":"s"}}`)}}
+	b := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_2", "w", `{"y":{"a":"s","b":[1,2]},"x":1}`)}}
+	if !provider.Equal(a, b) {
+		t.Fatalf("canonical inputs differ: %v", provider.Diff(a, b))
 	}
-	c := Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":2,"y":{"a":"s","b":[1,2]}}`)}}
-	if Equal(a, c) {
+	c := snapshot.Fields{FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"x":2,"y":{"a":"s","b":[1,2]}}`)}}
+	if provider.Equal(a, c) {
 		t.Fatal("different inputs compared equal")
 	}
 	// Long content: the diff shows where it changes.
 	long1 := strings.Repeat("word ", 40) + "end"
 	long2 := strings.Repeat("word ", 40) + "END"
-	d := Diff(Fields{Content: long1}, Fields{Content: long2})
+	d := provider.Diff(snapshot.Fields{Content: long1}, snapshot.Fields{Content: long2})
 	if len(d) != 1 || !strings.Contains(d[0], "differs at character 201") || len(d[0]) > 300 {
 		t.Fatalf("long diff: %q", d)
 	}
@@ -232,13 +176,13 @@ func TestEqualAndDiff(t *testing.T) {
 
 func TestNotes(t *testing.T) {
 	a := loadBody(t, "openai_chat_text")
-	b := deepCopy(a).(map[string]any)
+	b := provider.DeepCopy(a).(map[string]any)
 	b["id"] = "chatcmpl-other"
-	b["created"] = num(1)
+	b["created"] = provider.Num(1)
 	b["system_fingerprint"] = "fp_new"
-	b["usage"].(map[string]any)["prompt_tokens"] = num(30)
+	b["usage"].(map[string]any)["prompt_tokens"] = provider.Num(30)
 	b["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"] = "changed"
-	notes := Notes(a, b)
+	notes := provider.Notes(a, b)
 	want := []string{
 		`body/system_fingerprint: "fp_560af6e559" → "fp_new" (the provider's backend configuration changed)`,
 		`body/usage/prompt_tokens: 24 → 30`,
@@ -246,35 +190,35 @@ func TestNotes(t *testing.T) {
 	if !reflect.DeepEqual(notes, want) {
 		t.Fatalf("Notes = %q\nwant %q", notes, want)
 	}
-	if n := Notes(a, deepCopy(a).(map[string]any)); len(n) != 0 {
+	if n := provider.Notes(a, provider.DeepCopy(a).(map[string]any)); len(n) != 0 {
 		t.Fatalf("identical bodies: %q", n)
 	}
-	if n := Notes(nil, a); len(n) != 1 || !strings.Contains(n[0], "synthesized") {
+	if n := provider.Notes(nil, a); len(n) != 1 || !strings.Contains(n[0], "synthesized") {
 		t.Fatalf("nil body: %q", n)
 	}
-	if Notes(nil, nil) != nil {
+	if provider.Notes(nil, nil) != nil {
 		t.Fatal("two nil bodies")
 	}
 	// Anthropic: thinking is a note, tool ids are not.
 	x := loadBody(t, "anthropic_thinking")
-	y := deepCopy(x).(map[string]any)
+	y := provider.DeepCopy(x).(map[string]any)
 	y["content"].([]any)[0].(map[string]any)["thinking"] = "other thoughts"
 	y["id"] = "msg_other"
-	if n := Notes(x, y); len(n) != 1 || !strings.HasPrefix(n[0], "body/content/0/thinking: ") {
+	if n := provider.Notes(x, y); len(n) != 1 || !strings.HasPrefix(n[0], "body/content/0/thinking: ") {
 		t.Fatalf("thinking note: %q", n)
 	}
 	tu := loadBody(t, "anthropic_tool_use")
-	tu2 := deepCopy(tu).(map[string]any)
+	tu2 := provider.DeepCopy(tu).(map[string]any)
 	tu2["content"].([]any)[1].(map[string]any)["id"] = "toolu_other"
-	if n := Notes(tu, tu2); len(n) != 0 {
+	if n := provider.Notes(tu, tu2); len(n) != 0 {
 		t.Fatalf("tool id note: %q", n)
 	}
 	// Many differences are capped.
 	m1, m2 := map[string]any{}, map[string]any{}
 	for i := 0; i < 30; i++ {
-		m1[string(rune('a'+i))] = num(int64(i))
+		m1[string(rune('a'+i))] = provider.Num(int64(i))
 	}
-	n := Notes(m1, m2)
+	n := provider.Notes(m1, m2)
 	if len(n) != maxNotes+1 || !strings.Contains(n[maxNotes], "10 more") {
 		t.Fatalf("cap: %d notes, last %q", len(n), n[len(n)-1])
 	}
@@ -283,21 +227,21 @@ func TestNotes(t *testing.T) {
 func TestSynthesizeBody(t *testing.T) {
 	created := time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC)
 	cases := []struct {
-		p      Name
-		e      Endpoint
-		f      Fields
+		p      provider.Name
+		e      provider.Endpoint
+		f      snapshot.Fields
 		id     string
 		object string
 	}{
-		{OpenAI, ChatCompletions, Fields{Content: "hi", TokensUsed: 12, FinishReason: "stop"}, "chatcmpl-tfabc123def456", "chat.completion"},
-		{OpenAI, ChatCompletions, Fields{TokensUsed: 5, FinishReason: "tool_calls", Model: "gpt-4o-2024-08-06",
-			ToolCalls: []any{openaiCall("call_1", "f", "{}")}, Usage: map[string]any{"total_tokens": num(5), "prompt_tokens": num(2)}}, "chatcmpl-tfabc123def456", "chat.completion"},
-		{OpenAI, Completions, Fields{Content: "text", TokensUsed: 3, FinishReason: "length"}, "cmpl-tfabc123def456", "text_completion"},
-		{Anthropic, Messages, Fields{Content: "hallo", TokensUsed: 40, FinishReason: "end_turn"}, "msg_tfabc123def456", ""},
-		{Anthropic, Messages, Fields{Content: "", TokensUsed: 40, FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"q":"x"}`)}}, "msg_tfabc123def456", ""},
+		{provider.OpenAI, provider.ChatCompletions, snapshot.Fields{Content: "hi", TokensUsed: 12, FinishReason: "stop"}, "chatcmpl-tfabc123def456", "chat.completion"},
+		{provider.OpenAI, provider.ChatCompletions, snapshot.Fields{TokensUsed: 5, FinishReason: "tool_calls", Model: "gpt-4o-2024-08-06",
+			ToolCalls: []any{openaiCall("call_1", "f", "{}")}, Usage: map[string]any{"total_tokens": provider.Num(5), "prompt_tokens": provider.Num(2)}}, "chatcmpl-tfabc123def456", "chat.completion"},
+		{provider.OpenAI, provider.Completions, snapshot.Fields{Content: "text", TokensUsed: 3, FinishReason: "length"}, "cmpl-tfabc123def456", "text_completion"},
+		{provider.Anthropic, provider.Messages, snapshot.Fields{Content: "hallo", TokensUsed: 40, FinishReason: "end_turn"}, "msg_tfabc123def456", ""},
+		{provider.Anthropic, provider.Messages, snapshot.Fields{Content: "", TokensUsed: 40, FinishReason: "tool_use", ToolCalls: []any{anthropicCall("toolu_1", "w", `{"q":"x"}`)}}, "msg_tfabc123def456", ""},
 	}
 	for _, c := range cases {
-		body := SynthesizeBody(c.p, c.e, "abc123def456", created, "req-model", c.f)
+		body := synthesizeBody(c.p, c.e, "abc123def456", created, "req-model", c.f)
 		if body["id"] != c.id {
 			t.Errorf("id %v, want %v", body["id"], c.id)
 		}
@@ -309,8 +253,8 @@ func TestSynthesizeBody(t *testing.T) {
 		if want.Model == "" {
 			want.Model = "req-model"
 		}
-		if !Equal(got, want) {
-			t.Errorf("%s %s: Extract(SynthesizeBody) differs: %v", c.p, c.e, Diff(want, got))
+		if !provider.Equal(got, want) {
+			t.Errorf("%s %s: extract(SynthesizeBody) differs: %v", c.p, c.e, provider.Diff(want, got))
 		}
 		if c.f.Usage != nil && !reflect.DeepEqual(got.Usage, c.f.Usage) {
 			t.Errorf("usage %v, want %v", got.Usage, c.f.Usage)
@@ -320,59 +264,44 @@ func TestSynthesizeBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Decode(raw)
+		back, err := provider.Decode(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var sse bytes.Buffer
-		if err := SynthesizeStream(c.p, c.e, back, true, &sse, nil); err != nil {
+		if err := synthesizeStream(c.p, c.e, back, true, &sse, nil); err != nil {
 			t.Fatal(err)
 		}
 		streamed, err := assemble(c.p, c.e, sse.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sf := mustExtract(t, c.p, c.e, streamed); !Equal(sf, want) {
-			t.Errorf("streamed synthesized body differs: %v", Diff(want, sf))
+		if sf := mustExtract(t, c.p, c.e, streamed); !provider.Equal(sf, want) {
+			t.Errorf("streamed synthesized body differs: %v", provider.Diff(want, sf))
 		}
 	}
 	// Anthropic default usage: everything in output_tokens.
-	body := SynthesizeBody(Anthropic, Messages, "x", created, "m", Fields{TokensUsed: 7, FinishReason: "end_turn"})
+	body := synthesizeBody(provider.Anthropic, provider.Messages, "x", created, "m", snapshot.Fields{TokensUsed: 7, FinishReason: "end_turn"})
 	if canonical(body["usage"]) != `{"input_tokens":0,"output_tokens":7}` || canonical(body["content"]) != `[]` {
 		t.Fatalf("anthropic placeholders: %s", canonical(body))
-	}
-}
-
-func TestErrorBody(t *testing.T) {
-	o := ErrorBody(OpenAI, "invalid_request_error", "snapshot_not_found", `no snapshot for <request>`)
-	if string(o) != `{"error":{"message":"no snapshot for <request>","type":"invalid_request_error","param":null,"code":"snapshot_not_found"}}` {
-		t.Fatalf("openai: %s", o)
-	}
-	if o := ErrorBody(OpenAI, "t", "", "m"); !bytes.Contains(o, []byte(`"code":null`)) {
-		t.Fatalf("openai empty code: %s", o)
-	}
-	a := ErrorBody(Anthropic, "not_found_error", "ignored", "no snapshot")
-	if string(a) != `{"type":"error","error":{"type":"not_found_error","message":"no snapshot"}}` {
-		t.Fatalf("anthropic: %s", a)
 	}
 }
 
 func TestSynthesizeStreamErrors(t *testing.T) {
 	var out bytes.Buffer
 	for _, c := range []struct {
-		p    Name
-		e    Endpoint
+		p    provider.Name
+		e    provider.Endpoint
 		body string
 		err  error
 	}{
-		{OpenAI, ChatCompletions, `{"choices":{}}`, ErrMalformed},
-		{OpenAI, ChatCompletions, `{"choices":[{"message":"x"}]}`, ErrMalformed},
-		{Anthropic, Messages, `{"content":[]}`, ErrNoUsage},
-		{Anthropic, Messages, `{"content":"x","usage":{}}`, ErrMalformed},
-		{Anthropic, ChatCompletions, `{}`, ErrMalformed},
+		{provider.OpenAI, provider.ChatCompletions, `{"choices":{}}`, provider.ErrMalformed},
+		{provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":"x"}]}`, provider.ErrMalformed},
+		{provider.Anthropic, provider.Messages, `{"content":[]}`, provider.ErrNoUsage},
+		{provider.Anthropic, provider.Messages, `{"content":"x","usage":{}}`, provider.ErrMalformed},
 	} {
-		body, _ := Decode([]byte(c.body))
-		if err := SynthesizeStream(c.p, c.e, body, false, &out, nil); !errors.Is(err, c.err) {
+		body, _ := provider.Decode([]byte(c.body))
+		if err := synthesizeStream(c.p, c.e, body, false, &out, nil); !errors.Is(err, c.err) {
 			t.Errorf("%s: err = %v, want %v", c.body, err, c.err)
 		}
 	}
@@ -383,7 +312,7 @@ func TestSynthesizeStreamErrors(t *testing.T) {
 
 func TestPieces(t *testing.T) {
 	s := "The quick brown fox jumps over the lazy dog — ünïcödé ☕☕☕☕☕☕☕☕☕☕☕☕☕☕☕☕☕☕"
-	p := pieces(s, 16)
+	p := provider.Pieces(s, 16)
 	if strings.Join(p, "") != s || len(p) < 4 {
 		t.Fatalf("pieces %q", p)
 	}
@@ -395,7 +324,7 @@ func TestPieces(t *testing.T) {
 	if p[0] != "The quick brown " {
 		t.Fatalf("first piece %q: should cut after whitespace", p[0])
 	}
-	if pieces("", 16) != nil {
+	if provider.Pieces("", 16) != nil {
 		t.Fatal("empty string gives pieces")
 	}
 }

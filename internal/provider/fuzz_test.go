@@ -1,11 +1,12 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/traceforge/traceforge/internal/provider"
 )
 
 func seedStreams(f *testing.F, prefix string) {
@@ -26,7 +27,7 @@ func seedStreams(f *testing.F, prefix string) {
 // fuzzAssembler checks that an assembler never panics, that the result does
 // not depend on how the stream is cut, and that a stream that assembles and
 // extracts survives SynthesizeStream → Assembler → Extract unchanged.
-func fuzzAssembler(t *testing.T, p Name, e Endpoint, data []byte, split uint16) {
+func fuzzAssembler(t *testing.T, p provider.Name, e provider.Endpoint, data []byte, split uint16) {
 	whole, errWhole := assemble(p, e, data)
 	size := int(split%64) + 1
 	parts, errParts := assemble(p, e, data, size, size*3+1)
@@ -39,28 +40,28 @@ func fuzzAssembler(t *testing.T, p Name, e Endpoint, data []byte, split uint16) 
 	if canonical(whole) != canonical(parts) {
 		t.Fatalf("split %d changes the body:\n%s\n%s", size, canonical(whole), canonical(parts))
 	}
-	f, err := Extract(p, e, whole)
+	f, err := extract(p, e, whole)
 	if err != nil {
 		return
 	}
 	for _, includeUsage := range []bool{true, false} {
 		var sse bytes.Buffer
-		if err := SynthesizeStream(p, e, whole, includeUsage, &sse, nil); err != nil {
+		if err := synthesizeStream(p, e, whole, includeUsage, &sse, nil); err != nil {
 			t.Fatalf("SynthesizeStream of an assembled body: %v", err)
 		}
 		again, err := assemble(p, e, sse.Bytes(), size)
 		if err != nil {
 			t.Fatalf("assembling a synthesized stream: %v\n%s", err, sse.Bytes())
 		}
-		if p == OpenAI && !includeUsage {
+		if p == provider.OpenAI && !includeUsage {
 			again["usage"] = whole["usage"]
 		}
-		g, err := Extract(p, e, again)
+		g, err := extract(p, e, again)
 		if err != nil {
 			t.Fatalf("Extract after round trip: %v", err)
 		}
-		if !Equal(f, g) {
-			t.Fatalf("round trip changed fields: %v", Diff(f, g))
+		if !provider.Equal(f, g) {
+			t.Fatalf("round trip changed fields: %v", provider.Diff(f, g))
 		}
 	}
 }
@@ -69,15 +70,15 @@ func FuzzOpenAIAssembler(f *testing.F) {
 	seedStreams(f, "openai_")
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{}\"}}]},\"finish_reason\":\"stop\"}],\"usage\":{\"total_tokens\":1}}\n\n"), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
-		fuzzAssembler(t, OpenAI, ChatCompletions, data, split)
-		fuzzAssembler(t, OpenAI, Completions, data, split)
+		fuzzAssembler(t, provider.OpenAI, provider.ChatCompletions, data, split)
+		fuzzAssembler(t, provider.OpenAI, provider.Completions, data, split)
 	})
 }
 
 func FuzzAnthropicAssembler(f *testing.F) {
 	seedStreams(f, "anthropic_")
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
-		fuzzAssembler(t, Anthropic, Messages, data, split)
+		fuzzAssembler(t, provider.Anthropic, provider.Messages, data, split)
 	})
 }
 
@@ -86,7 +87,7 @@ func FuzzUsageStripper(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
 		run := func(size int) string {
 			var out bytes.Buffer
-			w := NewUsageStripper(&out, nil)
+			w := provider.NewUsageStripper(&out, nil)
 			for i := 0; i < len(data); i += size {
 				if _, err := w.Write(data[i:min(i+size, len(data))]); err != nil {
 					t.Fatal(err)
@@ -103,36 +104,6 @@ func FuzzUsageStripper(f *testing.F) {
 		}
 		if !bytes.Contains(data, []byte("usage")) && whole != string(data) {
 			t.Fatalf("stream without usage changed:\n%q\n%q", data, whole)
-		}
-	})
-}
-
-func FuzzClassify(f *testing.F) {
-	for _, s := range []string{"/v1/chat/completions", "/p/v1/completions?x=1", "/v1/messages", "/v1/embeddings", "", "/", "?/v1/messages", "/v1/messages#/chat/completions"} {
-		f.Add("POST", s)
-	}
-	f.Add("GET", "/v1/messages")
-	f.Fuzz(func(t *testing.T, method, path string) {
-		p, e, ok := Classify(method, path)
-		if !ok {
-			if p != "" || e != "" {
-				t.Fatalf("not ok but %q %q", p, e)
-			}
-			return
-		}
-		if method != "POST" || !Valid(p, e) {
-			t.Fatalf("Classify(%q, %q) = %q %q", method, path, p, e)
-		}
-		clean := path
-		if i := strings.IndexAny(clean, "?#"); i >= 0 {
-			clean = clean[:i]
-		}
-		suffix := map[Endpoint]string{ChatCompletions: "/chat/completions", Completions: "/completions", Messages: "/v1/messages"}[e]
-		if !strings.HasSuffix(clean, suffix) {
-			t.Fatalf("%q classified as %q", path, e)
-		}
-		if e == Completions && strings.HasSuffix(clean, "/chat/completions") {
-			t.Fatalf("%q: chat path classified as completions", path)
 		}
 	})
 }

@@ -1,8 +1,15 @@
-// Package provider holds traceforge's per-provider wire knowledge: which request
-// paths are LLM calls, how a response body maps to the snapshot's normalized
-// response fields, how a server-sent-event stream is assembled into the
-// provider's non-streamed response shape, and how a stored body is replayed as
-// JSON or as a provider-correct stream.
+// Package provider is the base of traceforge's wire layer (DESIGN §12.1,
+// docs/architecture.md "Wire layer"). It defines the Format interface that
+// every wire format implements, one sub-package per format
+// (openai/chat, openai/completions, anthropic/messages), which the registry
+// (provider/registry) lists; and the machinery the formats share: the parsed
+// Request, the SSE parser, JSON helpers, the Assembler interface, the
+// sentinel errors, error replies, the OpenAI choice-based machinery
+// (OpenAIWire: chat and completions reuse it instead of importing each
+// other) and the one equality (Equal, Diff, Notes) over snapshot.Fields.
+//
+// Formats import this package, never each other; record, replay, verify,
+// check and the Go transport reach formats only through the registry.
 //
 // Everything works on generic JSON (map[string]any with numbers decoded as
 // json.Number, see Decode), never on SDK types, so unknown provider fields
@@ -14,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -57,79 +63,23 @@ var (
 	ErrStreamError = errors.New("error event in stream")
 )
 
-// Classify maps a request to provider and endpoint. Any path prefix is
-// allowed (base URLs keep their path, e.g. "/prefix/v1/chat/completions");
-// a query string is ignored. OpenAI paths are recognised with or without the
-// "/v1" segment ("/chat/completions", "/completions", as some OpenAI-compatible
-// servers are configured without it); the Anthropic path needs "/v1/messages"
-// (so that OpenAI's "/v1/threads/{id}/messages" is not taken for it). The
-// method must be POST. Everything else (embeddings, responses, count_tokens,
-// …) is ok=false.
-func Classify(method, path string) (Name, Endpoint, bool) {
-	if method != "POST" {
-		return "", "", false
-	}
-	if i := strings.IndexAny(path, "?#"); i >= 0 {
-		path = path[:i]
-	}
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		return OpenAI, ChatCompletions, true
-	case strings.HasSuffix(path, "/completions"):
-		return OpenAI, Completions, true
-	case strings.HasSuffix(path, "/v1/messages"):
-		return Anthropic, Messages, true
-	}
-	return "", "", false
-}
-
-// EndpointFor derives the endpoint from a stored request (DESIGN §11 "Keys
-// and lookups"): openai with "messages" → ChatCompletions, openai with
-// "prompt" → Completions, anthropic → Messages. It returns "" when the
-// endpoint cannot be derived (unknown provider, or an openai request with
-// neither field — such a request fails validation anyway).
-func EndpointFor(p Name, request map[string]any) Endpoint {
-	switch p {
-	case Anthropic:
-		return Messages
-	case OpenAI:
-		if _, ok := request["messages"]; ok {
-			return ChatCompletions
-		}
-		if _, ok := request["prompt"]; ok {
-			return Completions
-		}
-	}
-	return ""
-}
-
-// Valid reports whether the provider/endpoint pair is one this package
-// handles.
-func Valid(p Name, e Endpoint) bool {
-	switch p {
-	case OpenAI:
-		return e == ChatCompletions || e == Completions
-	case Anthropic:
-		return e == Messages
-	}
-	return false
-}
-
 // Decode parses one JSON object with numbers kept as json.Number. Trailing
 // data after the object is an error.
 func Decode(data []byte) (map[string]any, error) {
-	v, err := decodeValue(data)
+	v, err := DecodeValue(data)
 	if err != nil {
 		return nil, err
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: JSON value is %s, not an object", ErrMalformed, typeName(v))
+		return nil, fmt.Errorf("%w: JSON value is %s, not an object", ErrMalformed, TypeName(v))
 	}
 	return m, nil
 }
 
-func decodeValue(data []byte) (any, error) {
+// DecodeValue parses one JSON value like Decode, of any type; errors wrap
+// ErrMalformed.
+func DecodeValue(data []byte) (any, error) {
 	v, err := snapshot.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -137,8 +87,8 @@ func decodeValue(data []byte) (any, error) {
 	return v, nil
 }
 
-// marshal encodes v without HTML escaping and without a trailing newline.
-func marshal(v any) ([]byte, error) {
+// Marshal encodes v without HTML escaping and without a trailing newline.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -164,11 +114,11 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := marshal(e.k)
+		k, err := Marshal(e.k)
 		if err != nil {
 			return nil, err
 		}
-		v, err := marshal(e.v)
+		v, err := Marshal(e.v)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +130,9 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func typeName(v any) string {
+// TypeName names the JSON type of v for error messages ("an object", "a
+// string", "null", …).
+func TypeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -198,9 +150,9 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// asInt returns an integral number as int64 (json.Number, or the Go numeric
+// AsInt returns an integral number as int64 (json.Number, or the Go numeric
 // types a caller may have put into a map).
-func asInt(v any) (int64, bool) {
+func AsInt(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:
 		if i, err := n.Int64(); err == nil {
@@ -226,25 +178,42 @@ func asInt(v any) (int64, bool) {
 	return 0, false
 }
 
-func num(i int64) json.Number {
+// Num is i as a JSON number.
+func Num(i int64) json.Number {
 	return json.Number(fmt.Sprint(i))
 }
 
-// deepCopy copies generic JSON so that results never alias caller data.
-func deepCopy(v any) any {
+// DeepCopy copies generic JSON so that results never alias caller data.
+func DeepCopy(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {
-			m[k] = deepCopy(e)
+			m[k] = DeepCopy(e)
 		}
 		return m
 	case []any:
 		s := make([]any, len(t))
 		for i, e := range t {
-			s[i] = deepCopy(e)
+			s[i] = DeepCopy(e)
 		}
 		return s
 	}
 	return v
+}
+
+// Ordered is a JSON object that keeps its key order when encoded, built from
+// alternating keys (strings) and values: Ordered("type", "error", "error", …).
+func Ordered(kvs ...any) json.Marshaler {
+	o := make(ordered, 0, len(kvs)/2)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		o = append(o, kv{kvs[i].(string), kvs[i+1]})
+	}
+	return o
+}
+
+// MarshalOrdered encodes Ordered(kvs...) without HTML escaping.
+func MarshalOrdered(kvs ...any) []byte {
+	b, _ := Marshal(Ordered(kvs...))
+	return b
 }

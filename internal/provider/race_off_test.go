@@ -1,5 +1,5 @@
 //go:build !race
 
-package provider
+package provider_test
 
 const raceEnabled = false

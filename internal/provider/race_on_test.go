@@ -1,6 +1,6 @@
 //go:build race
 
-package provider
+package provider_test
 
 // raceEnabled shortens the exhaustive split test under the race detector,
 // which makes JSON decoding about ten times slower.

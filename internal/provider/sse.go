@@ -84,18 +84,18 @@ func sseField(line []byte) (name string, value []byte) {
 
 var bom = []byte("\xEF\xBB\xBF")
 
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
-	name string // the "event:" field, "" when absent
-	data []byte // data lines joined with "\n"
-	num  int    // 1-based number of the event in the stream
+// SSEEvent is one dispatched server-sent event.
+type SSEEvent struct {
+	Name string // the "event:" field, "" when absent
+	Data []byte // data lines joined with "\n"
+	Num  int    // 1-based number of the event in the stream
 }
 
-// sseParser turns a byte stream into events, as the SSE specification (and
+// SSEParser turns a byte stream into events, as the SSE specification (and
 // the SDKs) do: fields accumulate until a blank line dispatches them; an event
 // with no data line is not dispatched; comments and unknown fields are
 // ignored; a trailing event without its blank line is never dispatched.
-type sseParser struct {
+type SSEParser struct {
 	lines   lineScanner
 	started bool
 	event   string
@@ -104,7 +104,10 @@ type sseParser struct {
 	count   int
 }
 
-func (p *sseParser) feed(b []byte, dispatch func(sseEvent) error) error {
+// Feed parses b (any chunk of the stream) and calls dispatch for every
+// complete event; an error from dispatch stops parsing and is returned.
+// The event's Data is only valid during the call.
+func (p *SSEParser) Feed(b []byte, dispatch func(SSEEvent) error) error {
 	return p.lines.feed(b, func(line []byte, _ string) error {
 		if !p.started {
 			p.started = true
@@ -116,7 +119,7 @@ func (p *sseParser) feed(b []byte, dispatch func(sseEvent) error) error {
 				return nil
 			}
 			p.count++
-			ev := sseEvent{name: p.event, data: p.data, num: p.count}
+			ev := SSEEvent{Name: p.event, Data: p.data, Num: p.count}
 			p.event, p.hasData = "", false
 			err := dispatch(ev)
 			p.data = p.data[:0]
@@ -139,3 +142,6 @@ func (p *sseParser) feed(b []byte, dispatch func(sseEvent) error) error {
 		return nil
 	}, nil)
 }
+
+// Events is the number of events dispatched so far.
+func (p *SSEParser) Events() int { return p.count }

@@ -1,4 +1,4 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
@@ -10,21 +10,24 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 type fixture struct {
 	name string
-	p    Name
-	e    Endpoint
+	p    provider.Name
+	e    provider.Endpoint
 }
 
 var fixtures = []fixture{
-	{"openai_chat_text", OpenAI, ChatCompletions},
-	{"openai_chat_tools", OpenAI, ChatCompletions},
-	{"openai_completions", OpenAI, Completions},
-	{"anthropic_text", Anthropic, Messages},
-	{"anthropic_tool_use", Anthropic, Messages},
-	{"anthropic_thinking", Anthropic, Messages},
+	{"openai_chat_text", provider.OpenAI, provider.ChatCompletions},
+	{"openai_chat_tools", provider.OpenAI, provider.ChatCompletions},
+	{"openai_completions", provider.OpenAI, provider.Completions},
+	{"anthropic_text", provider.Anthropic, provider.Messages},
+	{"anthropic_tool_use", provider.Anthropic, provider.Messages},
+	{"anthropic_thinking", provider.Anthropic, provider.Messages},
 }
 
 func readFile(t testing.TB, name string) []byte {
@@ -38,7 +41,7 @@ func readFile(t testing.TB, name string) []byte {
 
 func loadBody(t testing.TB, name string) map[string]any {
 	t.Helper()
-	m, err := Decode(readFile(t, name+".json"))
+	m, err := provider.Decode(readFile(t, name+".json"))
 	if err != nil {
 		t.Fatalf("%s.json: %v", name, err)
 	}
@@ -47,8 +50,8 @@ func loadBody(t testing.TB, name string) map[string]any {
 
 // assemble feeds data in chunks cut at the given sizes (cycled) and returns
 // Done's result.
-func assemble(p Name, e Endpoint, data []byte, sizes ...int) (map[string]any, error) {
-	a := NewAssembler(p, e)
+func assemble(p provider.Name, e provider.Endpoint, data []byte, sizes ...int) (map[string]any, error) {
+	a := newAssembler(p, e)
 	for i := 0; len(data) > 0; i++ {
 		n := len(data)
 		if len(sizes) > 0 {
@@ -70,9 +73,9 @@ func lineEndings(data []byte) map[string][]byte {
 	}
 }
 
-func mustExtract(t *testing.T, p Name, e Endpoint, body map[string]any) Fields {
+func mustExtract(t *testing.T, p provider.Name, e provider.Endpoint, body map[string]any) snapshot.Fields {
 	t.Helper()
-	f, err := Extract(p, e, body)
+	f, err := extract(p, e, body)
 	if err != nil {
 		t.Fatalf("Extract: %v", err)
 	}
@@ -93,19 +96,19 @@ func TestAssembleFixtures(t *testing.T) {
 					t.Fatalf("%s: assemble: %v", ending, err)
 				}
 				gf := mustExtract(t, fx.p, fx.e, got)
-				if !Equal(want, gf) {
-					t.Fatalf("%s: streamed fields differ: %v", ending, Diff(want, gf))
+				if !provider.Equal(want, gf) {
+					t.Fatalf("%s: streamed fields differ: %v", ending, provider.Diff(want, gf))
 				}
 				if !reflect.DeepEqual(want.Usage, gf.Usage) {
 					t.Errorf("%s: usage %v, want %v", ending, gf.Usage, want.Usage)
 				}
-				if !reflect.DeepEqual(want.ToolCalls, gf.ToolCalls) && fx.p == OpenAI {
+				if !reflect.DeepEqual(want.ToolCalls, gf.ToolCalls) && fx.p == provider.OpenAI {
 					t.Errorf("%s: tool calls %v, want %v", ending, gf.ToolCalls, want.ToolCalls)
 				}
 				// The assembled message is the non-streamed body itself
 				// (OpenAI adds "annotations": [] only to non-streamed bodies).
-				wantBody := deepCopy(body).(map[string]any)
-				if fx.e == ChatCompletions {
+				wantBody := provider.DeepCopy(body).(map[string]any)
+				if fx.e == provider.ChatCompletions {
 					delete(wantBody["choices"].([]any)[0].(map[string]any)["message"].(map[string]any), "annotations")
 				}
 				if c1, c2 := canonical(got), canonical(wantBody); c1 != c2 {
@@ -167,7 +170,7 @@ func TestAssembleEverySplit(t *testing.T) {
 	}
 }
 
-func itoa(i int) string { return string(num(int64(i))) }
+func itoa(i int) string { return string(provider.Num(int64(i))) }
 
 func TestRoundTrip(t *testing.T) {
 	for _, fx := range fixtures {
@@ -178,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 				want := mustExtract(t, fx.p, fx.e, body)
 				var out bytes.Buffer
 				flushes := 0
-				if err := SynthesizeStream(fx.p, fx.e, body, includeUsage, &out, func() { flushes++ }); err != nil {
+				if err := synthesizeStream(fx.p, fx.e, body, includeUsage, &out, func() { flushes++ }); err != nil {
 					t.Fatal(err)
 				}
 				stream := out.Bytes()
@@ -187,15 +190,15 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatalf("%d flushes for %d events; stream:\n%s", flushes, len(events), stream)
 				}
 				for _, ev := range events {
-					if fx.p == Anthropic && !strings.HasPrefix(ev, "event: ") {
+					if fx.p == provider.Anthropic && !strings.HasPrefix(ev, "event: ") {
 						t.Fatalf("Anthropic event without event line: %q", ev)
 					}
-					if fx.p == OpenAI && ev != "data: [DONE]" && strings.Contains(ev, `"usage"`) != includeUsage {
+					if fx.p == provider.OpenAI && ev != "data: [DONE]" && strings.Contains(ev, `"usage"`) != includeUsage {
 						t.Fatalf("includeUsage=%v but event %q", includeUsage, ev)
 					}
 				}
 				var again bytes.Buffer
-				if err := SynthesizeStream(fx.p, fx.e, body, includeUsage, &again, nil); err != nil || !bytes.Equal(again.Bytes(), stream) {
+				if err := synthesizeStream(fx.p, fx.e, body, includeUsage, &again, nil); err != nil || !bytes.Equal(again.Bytes(), stream) {
 					t.Fatalf("not deterministic (err %v)", err)
 				}
 				for _, sizes := range [][]int{nil, {1}, {7, 3}} {
@@ -203,20 +206,20 @@ func TestRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatalf("assemble %v: %v\n%s", sizes, err, stream)
 					}
-					if fx.p == OpenAI && !includeUsage {
-						if _, err := Extract(fx.p, fx.e, got); !errors.Is(err, ErrNoUsage) {
+					if fx.p == provider.OpenAI && !includeUsage {
+						if _, err := extract(fx.p, fx.e, got); !errors.Is(err, provider.ErrNoUsage) {
 							t.Fatalf("stream without usage: Extract error %v, want ErrNoUsage", err)
 						}
 						got["usage"] = body["usage"]
 					}
 					gf := mustExtract(t, fx.p, fx.e, got)
-					if !Equal(want, gf) {
-						t.Fatalf("round trip differs: %v", Diff(want, gf))
+					if !provider.Equal(want, gf) {
+						t.Fatalf("round trip differs: %v", provider.Diff(want, gf))
 					}
 					if !reflect.DeepEqual(want.Usage, gf.Usage) {
 						t.Fatalf("usage %v, want %v", gf.Usage, want.Usage)
 					}
-					if fx.p == Anthropic && canonical(got) != canonical(body) {
+					if fx.p == provider.Anthropic && canonical(got) != canonical(body) {
 						t.Fatalf("assembled\n%s\nwant\n%s", canonical(got), canonical(body))
 					}
 				}
@@ -231,7 +234,7 @@ func TestRoundTrip(t *testing.T) {
 func completeAt(t *testing.T, fx fixture, data []byte) int {
 	t.Helper()
 	var marker string
-	if fx.p == OpenAI {
+	if fx.p == provider.OpenAI {
 		marker = `"choices":[],`
 	} else {
 		marker = "event: message_stop"
@@ -263,12 +266,12 @@ func TestBrokenStreams(t *testing.T) {
 					continue
 				}
 				_, err := assemble(fx.p, fx.e, data[:cut])
-				if !errors.Is(err, ErrBrokenStream) {
+				if !errors.Is(err, provider.ErrBrokenStream) {
 					t.Fatalf("cut at %d/%d: err = %v, want ErrBrokenStream", cut, len(data), err)
 				}
 			}
 			// A final event without its blank line is not dispatched (SSE).
-			if _, err := assemble(fx.p, fx.e, data[:limit-1]); !errors.Is(err, ErrBrokenStream) {
+			if _, err := assemble(fx.p, fx.e, data[:limit-1]); !errors.Is(err, provider.ErrBrokenStream) {
 				t.Fatalf("last event without blank line: %v", err)
 			}
 			if _, err := assemble(fx.p, fx.e, data[:limit]); err != nil {
@@ -283,7 +286,7 @@ func TestOpenAIWithoutUsageCompleteOnFinish(t *testing.T) {
 	// [DONE] or not.
 	s := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}` + "\n\n" +
 		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
-	got, err := assemble(OpenAI, ChatCompletions, []byte(s))
+	got, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,15 +295,15 @@ func TestOpenAIWithoutUsageCompleteOnFinish(t *testing.T) {
 	}
 	// [DONE] without finish_reason is broken.
 	s2 := `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}` + "\n\ndata: [DONE]\n\n"
-	if _, err := assemble(OpenAI, ChatCompletions, []byte(s2)); !errors.Is(err, ErrBrokenStream) {
+	if _, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(s2)); !errors.Is(err, provider.ErrBrokenStream) {
 		t.Fatalf("no finish_reason: %v", err)
 	}
 	// Every choice must finish (n = 2).
 	s3 := `data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"},{"index":1,"delta":{"content":"b"},"finish_reason":null}]}` + "\n\ndata: [DONE]\n\n"
-	if _, err := assemble(OpenAI, ChatCompletions, []byte(s3)); !errors.Is(err, ErrBrokenStream) {
+	if _, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(s3)); !errors.Is(err, provider.ErrBrokenStream) {
 		t.Fatalf("unfinished second choice: %v", err)
 	}
-	if _, err := assemble(OpenAI, ChatCompletions, []byte("")); !errors.Is(err, ErrBrokenStream) {
+	if _, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte("")); !errors.Is(err, provider.ErrBrokenStream) {
 		t.Fatalf("empty stream: %v", err)
 	}
 }
@@ -308,16 +311,16 @@ func TestOpenAIWithoutUsageCompleteOnFinish(t *testing.T) {
 func TestErrorEvents(t *testing.T) {
 	cases := []struct {
 		name string
-		p    Name
-		e    Endpoint
+		p    provider.Name
+		e    provider.Endpoint
 		file string
 		ev   string
 	}{
-		{"openai data error", OpenAI, ChatCompletions, "openai_chat_text",
+		{"openai data error", provider.OpenAI, provider.ChatCompletions, "openai_chat_text",
 			`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}` + "\n\n"},
-		{"openai event error", OpenAI, Completions, "openai_completions",
+		{"openai event error", provider.OpenAI, provider.Completions, "openai_completions",
 			"event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"},
-		{"anthropic error", Anthropic, Messages, "anthropic_text",
+		{"anthropic error", provider.Anthropic, provider.Messages, "anthropic_text",
 			"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n"},
 	}
 	for _, c := range cases {
@@ -333,7 +336,7 @@ func TestErrorEvents(t *testing.T) {
 				s = append(s, ev...)
 			}
 			_, err := assemble(c.p, c.e, s, 5)
-			if !errors.Is(err, ErrStreamError) || !errors.Is(err, ErrBrokenStream) {
+			if !errors.Is(err, provider.ErrStreamError) || !errors.Is(err, provider.ErrBrokenStream) {
 				t.Fatalf("err = %v, want ErrStreamError and ErrBrokenStream", err)
 			}
 			if !strings.Contains(err.Error(), "event ") {
@@ -346,17 +349,17 @@ func TestErrorEvents(t *testing.T) {
 func TestMalformedStreams(t *testing.T) {
 	cases := []struct {
 		name string
-		p    Name
-		e    Endpoint
+		p    provider.Name
+		e    provider.Endpoint
 		s    string
 	}{
-		{"openai not json", OpenAI, ChatCompletions, "data: {\"id\": \n\n"},
-		{"openai array", OpenAI, ChatCompletions, "data: [1,2]\n\n"},
-		{"openai choices type", OpenAI, ChatCompletions, `data: {"choices":{}}` + "\n\n"},
-		{"openai content type", OpenAI, ChatCompletions, `data: {"choices":[{"index":0,"delta":{"content":5}}]}` + "\n\n"},
-		{"anthropic not json", Anthropic, Messages, "event: message_start\ndata: {oops}\n\n"},
-		{"anthropic delta before start", Anthropic, Messages, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"},
-		{"anthropic bad tool json", Anthropic, Messages,
+		{"openai not json", provider.OpenAI, provider.ChatCompletions, "data: {\"id\": \n\n"},
+		{"openai array", provider.OpenAI, provider.ChatCompletions, "data: [1,2]\n\n"},
+		{"openai choices type", provider.OpenAI, provider.ChatCompletions, `data: {"choices":{}}` + "\n\n"},
+		{"openai content type", provider.OpenAI, provider.ChatCompletions, `data: {"choices":[{"index":0,"delta":{"content":5}}]}` + "\n\n"},
+		{"anthropic not json", provider.Anthropic, provider.Messages, "event: message_start\ndata: {oops}\n\n"},
+		{"anthropic delta before start", provider.Anthropic, provider.Messages, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"},
+		{"anthropic bad tool json", provider.Anthropic, provider.Messages,
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[],\"usage\":{}}}\n\n" +
 				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\n" +
 				"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n" +
@@ -364,21 +367,18 @@ func TestMalformedStreams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := NewAssembler(c.p, c.e)
+			a := newAssembler(c.p, c.e)
 			_, werr := a.Write([]byte(c.s))
-			if !errors.Is(werr, ErrMalformed) {
+			if !errors.Is(werr, provider.ErrMalformed) {
 				t.Fatalf("Write err = %v, want ErrMalformed", werr)
 			}
-			if _, err := a.Write([]byte("data: [DONE]\n\n")); !errors.Is(err, ErrMalformed) {
+			if _, err := a.Write([]byte("data: [DONE]\n\n")); !errors.Is(err, provider.ErrMalformed) {
 				t.Fatalf("error not sticky: %v", err)
 			}
-			if _, err := a.Done(); !errors.Is(err, ErrMalformed) {
+			if _, err := a.Done(); !errors.Is(err, provider.ErrMalformed) {
 				t.Fatalf("Done err = %v", err)
 			}
 		})
-	}
-	if _, err := NewAssembler(Anthropic, ChatCompletions).Write([]byte("x")); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("unsupported pair: %v", err)
 	}
 }
 
@@ -395,21 +395,21 @@ func TestSSEParsing(t *testing.T) {
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n" +
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":2}}\n\n"
-	_, err := assemble(Anthropic, Messages, []byte(s), 1)
-	if !errors.Is(err, ErrBrokenStream) {
+	_, err := assemble(provider.Anthropic, provider.Messages, []byte(s), 1)
+	if !errors.Is(err, provider.ErrBrokenStream) {
 		t.Fatalf("no message_stop: %v", err)
 	}
-	body, err := assemble(Anthropic, Messages, []byte(s+"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"), 1)
+	body, err := assemble(provider.Anthropic, provider.Messages, []byte(s+"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := mustExtract(t, Anthropic, Messages, body)
+	f := mustExtract(t, provider.Anthropic, provider.Messages, body)
 	if f.Content != "ok" || f.TokensUsed != 5 || f.FinishReason != "end_turn" {
 		t.Fatalf("fields %+v", f)
 	}
 	// Missing event: lines fall back to the data's type.
 	noNames := strings.ReplaceAll(s, "event: ", "x-ignored: ")
-	if _, err := assemble(Anthropic, Messages, []byte(noNames+"data: {\"type\":\"message_stop\"}\n\n"), 3); err != nil {
+	if _, err := assemble(provider.Anthropic, provider.Messages, []byte(noNames+"data: {\"type\":\"message_stop\"}\n\n"), 3); err != nil {
 		t.Fatalf("without event lines: %v", err)
 	}
 }
@@ -430,7 +430,7 @@ func TestOpenAIAssemblyDetails(t *testing.T) {
 		s += "data: " + c + "\n\n"
 	}
 	s += "data: [DONE]\n\n"
-	body, err := assemble(OpenAI, ChatCompletions, []byte(s), 2)
+	body, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(s), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,13 +455,13 @@ func TestOpenAIAssemblyDetails(t *testing.T) {
 		t.Fatalf("logprobs: %s", lp)
 	}
 	// The refusal choice is choice 0: Extract sees its null content as "".
-	f := mustExtract(t, OpenAI, ChatCompletions, withUsage(body))
+	f := mustExtract(t, provider.OpenAI, provider.ChatCompletions, withUsage(body))
 	if f.Content != "" || f.FinishReason != "stop" {
 		t.Fatalf("fields: %+v", f)
 	}
 }
 
 func withUsage(b map[string]any) map[string]any {
-	b["usage"] = map[string]any{"total_tokens": num(3)}
+	b["usage"] = map[string]any{"total_tokens": provider.Num(3)}
 	return b
 }

@@ -1,10 +1,12 @@
-package provider
+package provider_test
 
 import (
 	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/traceforge/traceforge/internal/provider"
 )
 
 // expectedStripped is the reference rewrite, built by plain string
@@ -42,7 +44,7 @@ func TestUsageStripperFixtures(t *testing.T) {
 			want, events := expectedStripped(data, "\n\n")
 			for size := 1; size <= len(data); size += 1 + size/16 {
 				var rec flushRecorder
-				w := NewUsageStripper(&rec.out, rec.flush)
+				w := provider.NewUsageStripper(&rec.out, rec.flush)
 				for i := 0; i < len(data); i += size {
 					if _, err := w.Write([]byte(data[i:min(i+size, len(data))])); err != nil {
 						t.Fatal(err)
@@ -64,34 +66,34 @@ func TestUsageStripperFixtures(t *testing.T) {
 			}
 			// The stripped stream is what a client without include_usage
 			// gets: same content, no token counts.
-			body, err := assemble(OpenAI, endpointOf(name), []byte(want))
+			body, err := assemble(provider.OpenAI, endpointOf(name), []byte(want))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Extract(OpenAI, endpointOf(name), body); !errors.Is(err, ErrNoUsage) {
+			if _, err := extract(provider.OpenAI, endpointOf(name), body); !errors.Is(err, provider.ErrNoUsage) {
 				t.Fatalf("Extract of stripped stream: %v", err)
 			}
 			full := loadBody(t, name)
 			body["usage"] = full["usage"]
-			if a, b := mustExtract(t, OpenAI, endpointOf(name), body), mustExtract(t, OpenAI, endpointOf(name), full); !Equal(a, b) {
-				t.Fatalf("stripped stream content differs: %v", Diff(b, a))
+			if a, b := mustExtract(t, provider.OpenAI, endpointOf(name), body), mustExtract(t, provider.OpenAI, endpointOf(name), full); !provider.Equal(a, b) {
+				t.Fatalf("stripped stream content differs: %v", provider.Diff(b, a))
 			}
 		})
 	}
 }
 
-func endpointOf(fixture string) Endpoint {
+func endpointOf(fixture string) provider.Endpoint {
 	if strings.Contains(fixture, "completions") {
-		return Completions
+		return provider.Completions
 	}
-	return ChatCompletions
+	return provider.ChatCompletions
 }
 
 // Each event is forwarded, and flushed, the moment its blank line arrives.
 func TestUsageStripperNoBuffering(t *testing.T) {
 	data := string(readFile(t, "openai_chat_text.sse"))
 	var rec flushRecorder
-	w := NewUsageStripper(&rec.out, rec.flush)
+	w := provider.NewUsageStripper(&rec.out, rec.flush)
 	var wantSoFar strings.Builder
 	for _, ev := range strings.SplitAfter(data, "\n\n") {
 		if ev == "" {
@@ -123,7 +125,7 @@ func TestUsageStripperLineEndings(t *testing.T) {
 		want, _ := expectedStripped(conv, eol+eol)
 		for size := 1; size <= 64; size++ {
 			var out bytes.Buffer
-			w := NewUsageStripper(&out, nil)
+			w := provider.NewUsageStripper(&out, nil)
 			for i := 0; i < len(conv); i += size {
 				if _, err := w.Write([]byte(conv[i:min(i+size, len(conv))])); err != nil {
 					t.Fatal(err)
@@ -150,7 +152,7 @@ func TestUsageStripperPassThrough(t *testing.T) {
 		"data: [DONE]\n\n" +
 		"data: {\"tail\""
 	var out bytes.Buffer
-	w := NewUsageStripper(&out, nil)
+	w := provider.NewUsageStripper(&out, nil)
 	if _, err := w.Write([]byte(in)); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestUsageStripperRewrites(t *testing.T) {
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
-		w := NewUsageStripper(&out, nil)
+		w := provider.NewUsageStripper(&out, nil)
 		if _, err := w.Write([]byte(c.in)); err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +204,7 @@ var errWrite = errors.New("client gone")
 func (failWriter) Write(p []byte) (int, error) { return 0, errWrite }
 
 func TestUsageStripperWriteError(t *testing.T) {
-	w := NewUsageStripper(failWriter{}, nil)
+	w := provider.NewUsageStripper(failWriter{}, nil)
 	if _, err := w.Write([]byte("data: {}\n\n")); !errors.Is(err, errWrite) {
 		t.Fatalf("err = %v", err)
 	}

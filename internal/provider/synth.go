@@ -4,19 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Piece sizes of synthesized streams, in runes.
 const (
-	textPiece = 16
-	argsPiece = 24
+	TextPiece = 16
+	ArgsPiece = 24
 )
 
-// SynthesizeStream writes a provider-correct SSE stream that carries body (a
+// SynthesizeStream writes an OpenAI SSE stream that carries body (a
 // final response in the provider's non-streamed shape): what the replay
 // server sends when a request has "stream": true. The stream is deterministic
 // (same body, same bytes), every event ends with a blank line, and flush is
@@ -36,30 +37,17 @@ const (
 // service_tier and system_fingerprint (the latter two when the body has
 // them). Legacy completions: text chunks, then a chunk with "text": "" and
 // the finish_reason, usage as above.
-//
-// Anthropic: `event:` lines on every event: message_start (the body without
-// content, with stop_reason and stop_sequence null and usage.output_tokens at
-// most 1), ping, per block content_block_start / content_block_delta /
-// content_block_stop (text_delta pieces; tool_use and server_tool_use with
-// input_json_delta pieces of the JSON-encoded input; thinking with
-// thinking_delta pieces and one signature_delta; citations_delta per
-// citation; other blocks whole in their start event), message_delta
-// (stop_reason, stop_sequence, usage.output_tokens), message_stop.
-// includeUsage is ignored: Anthropic streams always carry usage.
-func SynthesizeStream(p Name, e Endpoint, body map[string]any, includeUsage bool, w io.Writer, flush func()) error {
-	var events [][]byte
-	var err error
-	switch {
-	case p == OpenAI && (e == ChatCompletions || e == Completions):
-		events, err = openaiEvents(e == Completions, body, includeUsage)
-	case p == Anthropic && e == Messages:
-		events, err = anthropicEvents(body)
-	default:
-		err = fmt.Errorf("%w: unsupported provider/endpoint %q %q", ErrMalformed, p, e)
-	}
+func (o OpenAIWire) SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error {
+	events, err := openaiEvents(o.endpoint == Completions, body, includeUsage)
 	if err != nil {
 		return err
 	}
+	return WriteEvents(events, w, flush)
+}
+
+// WriteEvents writes each event with one Write, calling flush (when not nil)
+// after each.
+func WriteEvents(events [][]byte, w io.Writer, flush func()) error {
 	for _, ev := range events {
 		if _, err := w.Write(ev); err != nil {
 			return err
@@ -71,8 +59,9 @@ func SynthesizeStream(p Name, e Endpoint, body map[string]any, includeUsage bool
 	return nil
 }
 
-func dataEvent(v any) ([]byte, error) {
-	b, err := marshal(v)
+// DataEvent is one SSE event with v as its data and no `event:` line.
+func DataEvent(v any) ([]byte, error) {
+	b, err := Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -83,8 +72,9 @@ func dataEvent(v any) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func namedEvent(name string, v any) ([]byte, error) {
-	b, err := dataEvent(v)
+// NamedEvent is one SSE event with an `event:` line and v as its data.
+func NamedEvent(name string, v any) ([]byte, error) {
+	b, err := DataEvent(v)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +87,7 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 	}
 	choices, ok := body["choices"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, typeName(body["choices"]))
+		return nil, fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, TypeName(body["choices"]))
 	}
 	object := "chat.completion.chunk"
 	if completions {
@@ -120,20 +110,20 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 	for ci, c := range choices {
 		cm, ok := c.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: /choices/%d is %s, not an object", ErrMalformed, ci, typeName(c))
+			return nil, fmt.Errorf("%w: /choices/%d is %s, not an object", ErrMalformed, ci, TypeName(c))
 		}
 		index := cm["index"]
 		if index == nil {
-			index = num(int64(ci))
+			index = Num(int64(ci))
 		}
 		finish := cm["finish_reason"]
 		if completions {
 			text, ok := cm["text"].(string)
 			if !ok && cm["text"] != nil {
-				return nil, fmt.Errorf("%w: /choices/%d/text is %s, not a string", ErrMalformed, ci, typeName(cm["text"]))
+				return nil, fmt.Errorf("%w: /choices/%d/text is %s, not a string", ErrMalformed, ci, TypeName(cm["text"]))
 			}
 			lp := cm["logprobs"]
-			for _, piece := range pieces(text, textPiece) {
+			for _, piece := range Pieces(text, TextPiece) {
 				objs = append(objs, chunk([]any{ordered{{"text", piece}, {"index", index}, {"logprobs", lp}, {"finish_reason", nil}}}, nil))
 				lp = nil
 			}
@@ -142,7 +132,7 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 		}
 		msg, ok := cm["message"].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: /choices/%d/message is %s, not an object", ErrMalformed, ci, typeName(cm["message"]))
+			return nil, fmt.Errorf("%w: /choices/%d/message is %s, not an object", ErrMalformed, ci, TypeName(cm["message"]))
 		}
 		delta := func(d ordered, lp, fr any) ordered {
 			return chunk([]any{ordered{{"index", index}, {"delta", d}, {"logprobs", lp}, {"finish_reason", fr}}}, nil)
@@ -161,30 +151,30 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 		}
 		first[1].v = emptyIfString(first[1].v)
 		objs = append(objs, delta(first, cm["logprobs"], nil))
-		for _, piece := range pieces(content, textPiece) {
+		for _, piece := range Pieces(content, TextPiece) {
 			objs = append(objs, delta(ordered{{"content", piece}}, nil, nil))
 		}
 		if r, ok := msg["refusal"].(string); ok {
-			for _, piece := range pieces(r, textPiece) {
+			for _, piece := range Pieces(r, TextPiece) {
 				objs = append(objs, delta(ordered{{"refusal", piece}}, nil, nil))
 			}
 		}
 		if fc, ok := msg["function_call"].(map[string]any); ok {
 			args, _ := fc["arguments"].(string)
 			objs = append(objs, delta(ordered{{"function_call", ordered{{"name", fc["name"]}, {"arguments", ""}}}}, nil, nil))
-			for _, piece := range pieces(args, argsPiece) {
+			for _, piece := range Pieces(args, ArgsPiece) {
 				objs = append(objs, delta(ordered{{"function_call", ordered{{"arguments", piece}}}}, nil, nil))
 			}
 		}
 		if tc, present := msg["tool_calls"]; present && tc != nil {
 			calls, ok := tc.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls is %s, not an array", ErrMalformed, ci, typeName(tc))
+				return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls is %s, not an array", ErrMalformed, ci, TypeName(tc))
 			}
 			for ti, call := range calls {
 				cm, ok := call.(map[string]any)
 				if !ok {
-					return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls/%d is %s, not an object", ErrMalformed, ci, ti, typeName(call))
+					return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls/%d is %s, not an object", ErrMalformed, ci, ti, TypeName(call))
 				}
 				kind, field := "function", "arguments"
 				if _, ok := cm["custom"].(map[string]any); ok {
@@ -196,10 +186,10 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 				if typ == nil {
 					typ = kind
 				}
-				start := ordered{{"index", num(int64(ti))}, {"id", cm["id"]}, {"type", typ}, {kind, ordered{{"name", fn["name"]}, {field, ""}}}}
+				start := ordered{{"index", Num(int64(ti))}, {"id", cm["id"]}, {"type", typ}, {kind, ordered{{"name", fn["name"]}, {field, ""}}}}
 				objs = append(objs, delta(ordered{{"tool_calls", []any{start}}}, nil, nil))
-				for _, piece := range pieces(args, argsPiece) {
-					more := ordered{{"index", num(int64(ti))}, {kind, ordered{{field, piece}}}}
+				for _, piece := range Pieces(args, ArgsPiece) {
+					more := ordered{{"index", Num(int64(ti))}, {kind, ordered{{field, piece}}}}
 					objs = append(objs, delta(ordered{{"tool_calls", []any{more}}}, nil, nil))
 				}
 			}
@@ -213,7 +203,7 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 	}
 	events := make([][]byte, 0, len(objs)+1)
 	for _, o := range objs {
-		ev, err := dataEvent(o)
+		ev, err := DataEvent(o)
 		if err != nil {
 			return nil, err
 		}
@@ -229,141 +219,9 @@ func emptyIfString(v any) any {
 	return v
 }
 
-func anthropicEvents(body map[string]any) ([][]byte, error) {
-	if body == nil {
-		return nil, fmt.Errorf("%w: no response body", ErrMalformed)
-	}
-	blocks, ok := body["content"].([]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: /content is %s, not an array", ErrMalformed, typeName(body["content"]))
-	}
-	usage, ok := body["usage"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: Anthropic streams need /usage", ErrNoUsage)
-	}
-	out, _ := asInt(usage["output_tokens"])
-	startUsage := deepCopy(usage).(map[string]any)
-	startUsage["output_tokens"] = num(min(out, 1))
-
-	// message_start: the body's members in the API's order, then the rest.
-	msg := ordered{}
-	seen := map[string]bool{}
-	for _, k := range []string{"id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage"} {
-		seen[k] = true
-		switch k {
-		case "content":
-			msg = append(msg, kv{k, []any{}})
-		case "stop_reason", "stop_sequence":
-			msg = append(msg, kv{k, nil})
-		case "usage":
-			msg = append(msg, kv{k, startUsage})
-		case "type":
-			msg = append(msg, kv{k, "message"})
-		case "role":
-			r := body["role"]
-			if r == nil {
-				r = "assistant"
-			}
-			msg = append(msg, kv{k, r})
-		default:
-			msg = append(msg, kv{k, body[k]})
-		}
-	}
-	rest := make([]string, 0)
-	for k := range body {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		msg = append(msg, kv{k, body[k]})
-	}
-
-	type named struct {
-		name string
-		v    any
-	}
-	evs := []named{
-		{"message_start", ordered{{"type", "message_start"}, {"message", msg}}},
-		{"ping", ordered{{"type", "ping"}}},
-	}
-	for i, b := range blocks {
-		block, ok := b.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: /content/%d is %s, not an object", ErrMalformed, i, typeName(b))
-		}
-		index := num(int64(i))
-		start := deepCopy(block).(map[string]any)
-		var deltas []any
-		add := func(d ordered) {
-			deltas = append(deltas, ordered{{"type", "content_block_delta"}, {"index", index}, {"delta", d}})
-		}
-		switch block["type"] {
-		case "text":
-			text, _ := block["text"].(string)
-			start["text"] = ""
-			if cits, ok := block["citations"].([]any); ok {
-				start["citations"] = []any{}
-				for _, c := range cits {
-					add(ordered{{"type", "citations_delta"}, {"citation", c}})
-				}
-			}
-			for _, piece := range pieces(text, textPiece) {
-				add(ordered{{"type", "text_delta"}, {"text", piece}})
-			}
-		case "tool_use", "server_tool_use":
-			start["input"] = map[string]any{}
-			js, err := marshal(block["input"])
-			if err != nil {
-				return nil, fmt.Errorf("%w: /content/%d/input: %v", ErrMalformed, i, err)
-			}
-			if string(js) == "{}" || string(js) == "null" {
-				add(ordered{{"type", "input_json_delta"}, {"partial_json", ""}})
-			}
-			if string(js) != "{}" {
-				for _, piece := range pieces(string(js), argsPiece) {
-					add(ordered{{"type", "input_json_delta"}, {"partial_json", piece}})
-				}
-			}
-		case "thinking":
-			thinking, _ := block["thinking"].(string)
-			sig, _ := block["signature"].(string)
-			start["thinking"] = ""
-			start["signature"] = ""
-			for _, piece := range pieces(thinking, textPiece) {
-				add(ordered{{"type", "thinking_delta"}, {"thinking", piece}})
-			}
-			add(ordered{{"type", "signature_delta"}, {"signature", sig}})
-		}
-		evs = append(evs, named{"content_block_start", ordered{{"type", "content_block_start"}, {"index", index}, {"content_block", start}}})
-		for _, d := range deltas {
-			evs = append(evs, named{"content_block_delta", d})
-		}
-		evs = append(evs, named{"content_block_stop", ordered{{"type", "content_block_stop"}, {"index", index}}})
-	}
-	evs = append(evs,
-		named{"message_delta", ordered{
-			{"type", "message_delta"},
-			{"delta", ordered{{"stop_reason", body["stop_reason"]}, {"stop_sequence", body["stop_sequence"]}}},
-			{"usage", ordered{{"output_tokens", num(out)}}},
-		}},
-		named{"message_stop", ordered{{"type", "message_stop"}}},
-	)
-	events := make([][]byte, 0, len(evs))
-	for _, e := range evs {
-		b, err := namedEvent(e.name, e.v)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, b)
-	}
-	return events, nil
-}
-
-// pieces cuts s into deterministic pieces of at most n runes, after the
+// Pieces cuts s into deterministic pieces of at most n runes, after the
 // last whitespace of a window where there is one. "" gives no pieces.
-func pieces(s string, n int) []string {
+func Pieces(s string, n int) []string {
 	var out []string
 	for s != "" {
 		if utf8.RuneCountInString(s) <= n {
@@ -395,63 +253,37 @@ func pieces(s string, n int) []string {
 // fields. The placeholders, which reports mark as "synthesized":
 //
 //   - id: "chatcmpl-tf<snapshotID>" (chat), "cmpl-tf<snapshotID>"
-//     (completions), "msg_tf<snapshotID>" (Anthropic);
-//   - created: created (the snapshot's timestamp) in Unix seconds (OpenAI);
+//     (completions);
+//   - created: created (the snapshot's timestamp) in Unix seconds;
 //   - model: f.Model, else requestModel;
-//   - usage: f.Usage when present, else {"total_tokens": TokensUsed} (OpenAI)
-//     or {"input_tokens": 0, "output_tokens": TokensUsed} (Anthropic);
+//   - usage: f.Usage when present, else {"total_tokens": TokensUsed};
 //   - one choice (index 0, logprobs null, role "assistant", refusal null) whose
 //     content is f.Content (null when it is "" and there are tool calls) and
-//     whose tool_calls are f.ToolCalls; for Anthropic a text block with
-//     f.Content (none when "") followed by f.ToolCalls as blocks, and
-//     stop_sequence null.
+//     whose tool_calls are f.ToolCalls.
 //
-// Extract of the result gives back f (for Anthropic, tool calls that are not
-// tool_use blocks are not part of Fields).
-func SynthesizeBody(p Name, e Endpoint, snapshotID string, created time.Time, requestModel string, f Fields) map[string]any {
+// Fields of the result gives back f.
+func (o OpenAIWire) SynthesizeBody(snapshotID string, created time.Time, requestModel string, f snapshot.Fields) map[string]any {
 	model := f.Model
 	if model == "" {
 		model = requestModel
 	}
 	var usage map[string]any
 	if f.Usage != nil {
-		usage = deepCopy(f.Usage).(map[string]any)
-	}
-	if p == Anthropic {
-		if usage == nil {
-			usage = map[string]any{"input_tokens": num(0), "output_tokens": num(f.TokensUsed)}
-		}
-		content := []any{}
-		if f.Content != "" {
-			content = append(content, map[string]any{"type": "text", "text": f.Content})
-		}
-		for _, tc := range f.ToolCalls {
-			content = append(content, deepCopy(tc))
-		}
-		return map[string]any{
-			"id":            "msg_tf" + snapshotID,
-			"type":          "message",
-			"role":          "assistant",
-			"model":         model,
-			"content":       content,
-			"stop_reason":   f.FinishReason,
-			"stop_sequence": nil,
-			"usage":         usage,
-		}
+		usage = DeepCopy(f.Usage).(map[string]any)
 	}
 	if usage == nil {
-		usage = map[string]any{"total_tokens": num(f.TokensUsed)}
+		usage = map[string]any{"total_tokens": Num(f.TokensUsed)}
 	}
 	body := map[string]any{
-		"created": num(created.Unix()),
+		"created": Num(created.Unix()),
 		"model":   model,
 		"usage":   usage,
 	}
-	if e == Completions {
+	if o.endpoint == Completions {
 		body["id"] = "cmpl-tf" + snapshotID
 		body["object"] = "text_completion"
 		body["choices"] = []any{map[string]any{
-			"text": f.Content, "index": num(0), "logprobs": nil, "finish_reason": f.FinishReason,
+			"text": f.Content, "index": Num(0), "logprobs": nil, "finish_reason": f.FinishReason,
 		}}
 		return body
 	}
@@ -459,31 +291,13 @@ func SynthesizeBody(p Name, e Endpoint, snapshotID string, created time.Time, re
 	body["object"] = "chat.completion"
 	msg := map[string]any{"role": "assistant", "content": f.Content, "refusal": nil}
 	if len(f.ToolCalls) > 0 {
-		msg["tool_calls"] = deepCopy(f.ToolCalls)
+		msg["tool_calls"] = DeepCopy(f.ToolCalls)
 		if f.Content == "" {
 			msg["content"] = nil
 		}
 	}
 	body["choices"] = []any{map[string]any{
-		"index": num(0), "message": msg, "logprobs": nil, "finish_reason": f.FinishReason,
+		"index": Num(0), "message": msg, "logprobs": nil, "finish_reason": f.FinishReason,
 	}}
 	return body
-}
-
-// ErrorBody returns a provider-shaped error body: OpenAI
-// {"error":{"message","type","param":null,"code"}} (code null when ""),
-// Anthropic {"type":"error","error":{"type","message"}} (code unused).
-func ErrorBody(p Name, typ, code, message string) []byte {
-	var v any
-	if p == Anthropic {
-		v = ordered{{"type", "error"}, {"error", ordered{{"type", typ}, {"message", message}}}}
-	} else {
-		var c any
-		if code != "" {
-			c = code
-		}
-		v = ordered{{"error", ordered{{"message", message}, {"type", typ}, {"param", nil}, {"code", c}}}}
-	}
-	b, _ := marshal(v)
-	return b
 }

@@ -9,8 +9,9 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // commit decides what a complete, well-formed answer does to the set
@@ -18,7 +19,7 @@ import (
 // a source-only rewrite, a changed snapshot, or a listed problem
 // (nondeterminism, id collision, refused by the checks). Calls with the same
 // key are serialized by the key's lock; different keys commit in parallel.
-func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, latency int64) {
+func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, latency int64) {
 	req := c.req
 	p := string(req.Provider)
 	key, id := req.Key, req.ID()
@@ -58,9 +59,9 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 		st.answered, st.fields = true, fields
 	}
 
-	if old != nil && provider.Equal(replay.Fields(old), fields) {
+	if old != nil && provider.Equal(old.Record.Response.Fields, fields) {
 		st.rec, st.source = old.Record.Raw, old.Record.Source
-		if src == old.Record.Source || (r.cfg.LockPerCommit && !movesSource(src, old.Record.Source)) {
+		if r.storage.keepsSource(src, old.Record.Source) {
 			st.setOK()
 			r.count(func(c *counts) { c.unchanged++ })
 			return
@@ -72,18 +73,8 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 		}
 		return
 	}
-	resp := snapshot.Response{
-		Content:      fields.Content,
-		TokensUsed:   fields.TokensUsed,
-		LatencyMS:    latency,
-		FinishReason: fields.FinishReason,
-		ToolCalls:    fields.ToolCalls,
-		Usage:        fields.Usage,
-		Model:        fields.Model,
-		Stream:       req.Stream,
-		Body:         body,
-	}
-	rec, _, err := snapshot.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
+	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
+	rec, _, err := registry.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
 	if err != nil {
 		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})
@@ -109,7 +100,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields provider.Fields, 
 // function (the call moved). Processes recording in parallel see only their
 // own calls; any other rule would let two of them rewrite the file back and
 // forth on every run.
-func movesSource(src, old snapshot.Source) bool {
+func movesSource(src, old source.Source) bool {
 	return src.Less(old) || (src.File == old.File && src.Function == old.Function)
 }
 
@@ -121,7 +112,7 @@ func (r *Recorder) count(f func(*counts)) {
 
 // rewriteSource stores st's record again with a new source; the timestamp and
 // response stay. It reports whether the file was written. st.mu is held.
-func (r *Recorder) rewriteSource(c *call, st *keyState, src snapshot.Source) bool {
+func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool {
 	rec := make(map[string]any, len(st.rec))
 	for k, v := range st.rec {
 		rec[k] = v
@@ -202,12 +193,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	r.mu.Unlock()
 	h, _ := doc["hash"].(string)
 	entry := snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: h}
-	if r.cfg.LockPerCommit {
-		err = r.writeShared(entry, key, data)
-	} else {
-		err = r.store.WriteAtomic(rel, data)
-	}
-	if err != nil {
+	if err = r.storage.write(entry, key, data); err != nil {
 		r.mu.Lock()
 		if !taken {
 			delete(r.byID, id)
@@ -227,9 +213,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	}
 	r.mu.Lock()
 	r.entries[rel] = entry
-	if !r.cfg.LockPerCommit {
-		r.dirty = true
-	}
+	r.dirty = true // read by the run storage's flush only
 	r.mu.Unlock()
 	return true
 }

@@ -18,15 +18,12 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
-
-// HeaderSnapshotID names the snapshot of a call on the response the
-// application gets (DESIGN §6).
-const HeaderSnapshotID = replay.HeaderSnapshotID
 
 // call is one request going through the proxy.
 type call struct {
@@ -34,9 +31,9 @@ type call struct {
 	start   time.Time // when it was forwarded upstream
 	method  string
 	path    string
-	route   provider.Name   // the upstream it goes to
-	req     *replay.Request // nil when the call cannot be snapshotted at all
-	src     snapshot.Source
+	route   provider.Name     // the upstream it goes to
+	req     *provider.Request // nil when the call cannot be snapshotted at all
+	src     source.Source
 	// skip is set when the call is forwarded but will not be snapshotted
 	// (its problem is already listed).
 	skip bool
@@ -50,7 +47,7 @@ type call struct {
 func (c *call) describe() string {
 	s := c.method + " " + c.path
 	if c.src.File != "" {
-		s += " from " + c.src.String()
+		s += " from " + c.src.Display()
 	}
 	return s
 }
@@ -68,13 +65,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	body, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
-		p := replay.ProviderOf(req)
+		f := registry.ErrorFormat(req)
 		if serve.IsMaxBytes(err) {
-			replay.WriteError(w, p, http.StatusRequestEntityTooLarge, errorType(p, http.StatusRequestEntityTooLarge), "",
+			provider.WriteStatusError(w, f, http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("traceforge record: request body larger than %d bytes", serve.MaxRequestBody))
 			return
 		}
-		replay.WriteError(w, p, http.StatusBadRequest, errorType(p, http.StatusBadRequest), "", "traceforge record: cannot read the request body: "+err.Error())
+		provider.WriteStatusError(w, f, http.StatusBadRequest, "traceforge record: cannot read the request body: "+err.Error())
 		return
 	}
 	c := &call{arrival: arrival, method: req.Method, path: req.URL.Path, original: body, upstream: body}
@@ -85,10 +82,10 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	r.counts.calls++
 	r.mu.Unlock()
 
-	p, _, llm := provider.Classify(req.Method, req.URL.Path)
+	format, _, llm := registry.Route(req.Method, req.URL.Path)
 	switch {
 	case !llm:
-		c.route = replay.ProviderOf(req)
+		c.route = registry.ErrorFormat(req).Provider()
 		if req.Header.Get("anthropic-version") == "" {
 			c.route = provider.OpenAI // DESIGN §11: only anthropic-version routes to Anthropic
 		}
@@ -97,8 +94,8 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			Message: "not a call snapshot format 1.0.0 covers (chat completions, completions, messages); forwarded to the " + string(c.route) + " upstream, not snapshotted",
 			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
-		c.route = p
-		parsed, perr := replay.Parse(req.Method, req.URL.Path, req.Header, body)
+		c.route = format.Provider()
+		parsed, perr := registry.Parse(req.Method, req.URL.Path, req.Header, body)
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&Problem{Kind: KindBadRequest, Call: c.describe(),
@@ -118,7 +115,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		if srcPresent {
 			s, serr := source.Parse(srcValue)
 			if serr == nil {
-				c.src = snapshot.Source{File: s.File, Line: s.Line, Function: s.Function}
+				c.src = s
 			} else {
 				c.skip = true
 				r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
@@ -131,8 +128,10 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				Message: "no " + source.Header + " header: traceforge cannot tell which line made this call; forwarded, not snapshotted",
 				Fix:     sourceFix})
 		}
-		if !c.skip && p == provider.OpenAI && parsed.Stream && !parsed.IncludeUsage {
-			if up, ok := withIncludeUsage(body); ok {
+		// Formats whose streams carry usage only on request get it asked
+		// for (DESIGN §11); the application's stream is stripped of it.
+		if inj, ok := format.(provider.UsageInjector); ok && !c.skip && parsed.Stream && !parsed.IncludeUsage {
+			if up, ok := inj.InjectUsage(body); ok {
 				c.upstream, c.addedUsage = up, true
 			}
 		}
@@ -161,54 +160,6 @@ func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s
 		r.run[c.req.Key] = st
 	}
 	r.mu.Unlock()
-}
-
-// withIncludeUsage returns body with stream_options.include_usage set to
-// true (DESIGN §6). When the body has no stream_options, the member is
-// inserted after the opening brace and every other byte is kept; otherwise
-// the object is re-encoded with the option merged in.
-func withIncludeUsage(body []byte) ([]byte, bool) {
-	v, err := snapshot.Decode(body)
-	if err != nil {
-		return nil, false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, false
-	}
-	so, present := m["stream_options"]
-	if !present {
-		i := bytes.IndexByte(body, '{')
-		rest := body[i+1:]
-		sep := ","
-		if t := bytes.TrimSpace(rest); len(t) > 0 && t[0] == '}' {
-			sep = ""
-		}
-		out := make([]byte, 0, len(body)+40)
-		out = append(out, body[:i+1]...)
-		out = append(out, `"stream_options":{"include_usage":true}`...)
-		out = append(out, sep...)
-		return append(out, rest...), true
-	}
-	opts := map[string]any{}
-	switch x := so.(type) {
-	case nil:
-	case map[string]any:
-		for k, v := range x {
-			opts[k] = v
-		}
-	default:
-		return nil, false // malformed: the upstream answers it as it sees fit
-	}
-	opts["include_usage"] = true
-	m["stream_options"] = opts
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, false
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), true
 }
 
 // rewrite builds the outbound request. ReverseProxy has already removed
@@ -345,21 +296,20 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 			Fix:     "fix the cause (API key, quota, request) and record again; a later successful retry of the same request clears this"})
 		return nil
 	}
-	resp.Header.Set(HeaderSnapshotID, c.req.ID())
+	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
 	t := &tee{r: r, c: c, src: resp.Body}
-	ct := strings.ToLower(resp.Header.Get("Content-Type"))
-	t.sse = strings.HasPrefix(ct, "text/event-stream")
+	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if resp.Uncompressed || t.encoding == "identity" {
 		t.encoding = ""
 	}
 	if t.sse {
-		t.asm = provider.NewAssembler(c.req.Provider, c.req.Endpoint)
+		t.asm = c.req.Format.NewAssembler()
 	}
 	if c.addedUsage && t.sse {
 		// The application did not ask for usage: it gets the stream without
 		// it, uncompressed (DESIGN §11).
-		t.strip = provider.NewUsageStripper(&t.pending, nil)
+		t.strip = c.req.Format.(provider.UsageInjector).NewUsageStripper(&t.pending, nil)
 		if t.encoding != "" {
 			t.decodeInline = true
 			resp.Header.Del("Content-Encoding")
@@ -506,10 +456,11 @@ func (p *peekReader) Read(b []byte) (int, error) {
 // application would see a failed connection.
 func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err error) {
 	c := callOf(req.Context())
-	p := replay.ProviderOf(req)
+	f := registry.ErrorFormat(req)
 	if c != nil {
-		p = c.route
+		f = registry.ForProvider(c.route)
 	}
+	p := f.Provider()
 	base := r.openai
 	if p == provider.Anthropic {
 		base = r.anthropic
@@ -538,7 +489,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
-	body := provider.ErrorBody(p, errorType(p, http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+err.Error())
+	body := f.ErrorBody(f.ErrorType(http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+err.Error())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(append(body, '\n'))

@@ -26,9 +26,11 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // The public APIs, used when no upstream is configured.
@@ -145,12 +147,8 @@ type Recorder struct {
 	problems   []*Problem
 	problemIdx map[string]*Problem
 	counts     counts
-	dirty      bool
-	// LockPerCommit: entries written but not yet merged into the manifest
-	// on disk, and whether the set read at New needs its manifest
-	// completed (valid files it does not list).
-	pending map[string]snapshot.ManifestEntry
-	repair  bool
+	dirty      bool    // the run storage's manifest is behind r.entries
+	storage    storage // how the folder is read and written (storage.go)
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -174,9 +172,9 @@ type keyState struct {
 	provider string
 	rel      string
 	answered bool            // a complete answer arrived
-	fields   provider.Fields // the first complete answer
+	fields   snapshot.Fields // the first complete answer
 	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
-	source   snapshot.Source // the source of the stored record
+	source   source.Source   // the source of the stored record
 	rec      map[string]any  // the stored record (for source-only rewrites)
 }
 
@@ -202,7 +200,6 @@ func New(cfg Config) (*Recorder, error) {
 		run:        map[string]*keyState{},
 		requested:  map[string]bool{},
 		problemIdx: map[string]*Problem{},
-		pending:    map[string]snapshot.ManifestEntry{},
 		stop:       make(chan struct{}),
 		flushed:    make(chan struct{}),
 	}
@@ -232,7 +229,8 @@ func New(cfg Config) (*Recorder, error) {
 		t.MaxIdleConnsPerHost = 64
 		r.transport = t
 	}
-	if err := r.loadLocked(); err != nil {
+	r.storage = newStorage(r)
+	if err := r.storage.load(); err != nil {
 		return nil, err
 	}
 	r.proxy = &httputil.ReverseProxy{
@@ -260,23 +258,6 @@ func (r *Recorder) Upstreams() (openai, anthropic string) {
 // Handler is the proxy wrapped in the shared server safety rules
 // (serve.Guard: Host check, CONNECT and absolute-form refusal, body cap).
 func (r *Recorder) Handler() http.Handler { return r.handler }
-
-// loadLocked is load under the set's lock when the recorder takes it itself
-// (LockPerCommit): another process may be in the middle of a commit.
-func (r *Recorder) loadLocked() error {
-	if !r.cfg.LockPerCommit {
-		return r.load()
-	}
-	if _, err := os.Lstat(r.store.Dir); errors.Is(err, fs.ErrNotExist) {
-		return r.load() // nothing to read; the folder is created by the first commit
-	}
-	unlock, err := r.store.LockWait(r.lockTimeout())
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", r.display, err)
-	}
-	defer unlock()
-	return r.load()
-}
 
 func (r *Recorder) lockTimeout() time.Duration {
 	if r.cfg.LockTimeout > 0 {
@@ -332,19 +313,7 @@ func (r *Recorder) load() error {
 		_, id, _ := snapshot.ValidRelPath(rel)
 		r.allRels[rel] = id
 	}
-	if r.cfg.LockPerCommit {
-		listed := map[string]string{}
-		if set.Manifest != nil {
-			for _, e := range set.Manifest.Entries {
-				listed[e.File] = e.Hash
-			}
-		}
-		for rel, e := range r.entries {
-			if h, ok := listed[rel]; !ok || h != e.Hash {
-				r.repair = true
-			}
-		}
-	}
+	r.storage.loaded(set.Manifest)
 	if m := set.Manifest; m != nil {
 		r.lastManifest = m
 		// Keep the entries of files this run cannot vouch for (invalid or
@@ -364,28 +333,7 @@ func (r *Recorder) load() error {
 // guardError answers a request refused by serve.Guard in its provider's
 // error shape.
 func guardError(w http.ResponseWriter, req *http.Request, status int, msg string) {
-	p := replay.ProviderOf(req)
-	replay.WriteError(w, p, status, errorType(p, status), "", "traceforge record: "+msg)
-}
-
-func errorType(p provider.Name, status int) string {
-	if p == provider.Anthropic {
-		switch status {
-		case http.StatusForbidden:
-			return "permission_error"
-		case http.StatusRequestEntityTooLarge:
-			return "request_too_large"
-		case http.StatusNotFound:
-			return "not_found_error"
-		case http.StatusBadGateway, http.StatusInternalServerError:
-			return "api_error"
-		}
-		return "invalid_request_error"
-	}
-	if status >= 500 {
-		return "server_error"
-	}
-	return "invalid_request_error"
+	provider.WriteStatusError(w, registry.ErrorFormat(req), status, "traceforge record: "+msg)
 }
 
 func (r *Recorder) logf(format string, args ...any) {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -483,7 +484,7 @@ func TestConcurrentIdenticalRequests(t *testing.T) {
 				t.Errorf("client %d: %v %d", i, err, r.status)
 				return
 			}
-			ids[i] = r.header.Get(record.HeaderSnapshotID)
+			ids[i] = r.header.Get(provider.HeaderSnapshotID)
 		}(i)
 	}
 	close(start)

@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 type callCase struct {
@@ -55,7 +57,7 @@ func TestRecordsEveryCallShape(t *testing.T) {
 			if r.status != 200 {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
-			id := r.header.Get(record.HeaderSnapshotID)
+			id := r.header.Get(provider.HeaderSnapshotID)
 			if !snapshot.ValidID(id) {
 				t.Fatalf("X-Traceforge-Snapshot-Id = %q", id)
 			}
@@ -152,7 +154,7 @@ func TestIncludeUsageAddedAndStripped(t *testing.T) {
 	if data := sseData(r.body); len(data) == 0 || data[len(data)-1] != "[DONE]" {
 		t.Errorf("stream does not end with [DONE]: %q", data)
 	}
-	rec := readRecord(t, snapshots(t, dir)["openai/"+r.header.Get(record.HeaderSnapshotID)+".json"])
+	rec := readRecord(t, snapshots(t, dir)["openai/"+r.header.Get(provider.HeaderSnapshotID)+".json"])
 	if _, ok := rec["request"].(map[string]any)["stream_options"]; ok {
 		t.Errorf("stored request has the proxy's stream_options; it must be what the application sent")
 	}
@@ -228,7 +230,7 @@ func TestStreamedEqualsPlain(t *testing.T) {
 					t.Fatalf("run failed:\n%s", summaryText(s))
 				}
 				verifySet(t, dir)
-				records[stream] = readRecord(t, snapshots(t, dir)[tc.provider+"/"+r.header.Get(record.HeaderSnapshotID)+".json"])
+				records[stream] = readRecord(t, snapshots(t, dir)[tc.provider+"/"+r.header.Get(provider.HeaderSnapshotID)+".json"])
 			}
 			plain, str := normalizeForCompare(records[false]), normalizeForCompare(records[true])
 			if d := jsonDiff("", plain, str); len(d) > 0 {
@@ -344,7 +346,7 @@ func TestConcurrentClientsRecordedExactlyOnce(t *testing.T) {
 				errs <- fmt.Errorf("call %d: %v %d %s", i, err, r.status, r.body)
 				return
 			}
-			ids[i] = r.header.Get(record.HeaderSnapshotID)
+			ids[i] = r.header.Get(provider.HeaderSnapshotID)
 		}(i)
 	}
 	wg.Wait()
@@ -619,7 +621,7 @@ func TestRerecordChangedAndSourceOnly(t *testing.T) {
 	p := newProxy(t, dir, fake, func(c *record.Config) { c.Now = clk.Now })
 	r := p.do("/v1/chat/completions", openaiChat("Moving code"), nil)
 	p.finish()
-	rel := "openai/" + r.header.Get(record.HeaderSnapshotID) + ".json"
+	rel := "openai/" + r.header.Get(provider.HeaderSnapshotID) + ".json"
 	first := readRecord(t, snapshots(t, dir)[rel])
 
 	clk.Add(time.Hour)
@@ -679,7 +681,7 @@ func TestIDCollisionNotWritten(t *testing.T) {
 	// different request X that claims that id.
 	y := openaiChat("Request Y")
 	yDoc, yID, err := snapshottest.Build(snapshottest.Item{Provider: "openai", Request: y, Response: snapshottest.OpenAIChat("x").Response,
-		Source: snapshot.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
+		Source: source.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -727,7 +729,7 @@ func TestOnlyMissing(t *testing.T) {
 
 	p = newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = true })
 	r := p.do("/v1/chat/completions", openaiChat("Known question"), nil)
-	if r.status != 200 || r.header.Get(record.HeaderSnapshotID) != hit.header.Get(record.HeaderSnapshotID) {
+	if r.status != 200 || r.header.Get(provider.HeaderSnapshotID) != hit.header.Get(provider.HeaderSnapshotID) {
 		t.Fatalf("hit not served from the set: %d %s", r.status, r.body)
 	}
 	rs := p.do("/v1/chat/completions", streamed(openaiChat("Known question")), nil)
@@ -851,7 +853,7 @@ func TestGzipAnswer(t *testing.T) {
 	if s.Failed() || s.Recorded != 1 {
 		t.Fatalf("run failed:\n%s", summaryText(s))
 	}
-	rec := readRecord(t, snapshots(t, dir)["openai/"+r.header.Get(record.HeaderSnapshotID)+".json"])
+	rec := readRecord(t, snapshots(t, dir)["openai/"+r.header.Get(provider.HeaderSnapshotID)+".json"])
 	if c := rec["response"].(map[string]any)["content"].(string); !strings.HasPrefix(c, "Echo:") {
 		t.Errorf("snapshot content = %q", c)
 	}
@@ -930,7 +932,7 @@ func TestManifestFlushedWhileRecording(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	p := newProxy(t, dir, fake, func(c *record.Config) { c.ManifestInterval = 10 * time.Millisecond })
 	r := p.do("/v1/chat/completions", openaiChat("Flush me"), nil)
-	id := r.header.Get(record.HeaderSnapshotID)
+	id := r.header.Get(provider.HeaderSnapshotID)
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -959,11 +961,11 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("unrequested = %v", s.Unrequested)
 	}
 	removed, err := p.rec.Prune()
-	if err != nil || len(removed) != 1 || !strings.Contains(removed[0], drop.header.Get(record.HeaderSnapshotID)) {
+	if err != nil || len(removed) != 1 || !strings.Contains(removed[0], drop.header.Get(provider.HeaderSnapshotID)) {
 		t.Fatalf("prune removed %v (%v)", removed, err)
 	}
 	left := snapshots(t, dir)
-	if len(left) != 1 || left["openai/"+keep.header.Get(record.HeaderSnapshotID)+".json"] == nil {
+	if len(left) != 1 || left["openai/"+keep.header.Get(provider.HeaderSnapshotID)+".json"] == nil {
 		t.Errorf("left %v", left)
 	}
 	verifySet(t, dir)

@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 func shared(c *record.Config) { c.LockPerCommit = true }
@@ -151,7 +152,7 @@ func TestLockPerCommitMergesTheFolderAsItIsNow(t *testing.T) {
 	// will get.
 	y := openaiChat("Request Y")
 	_, yID, err := snapshottest.Build(snapshottest.Item{Provider: "openai", Request: y, Response: snapshottest.OpenAIChat("x").Response,
-		Source: snapshot.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
+		Source: source.Source{File: "a.go", Line: 1, Function: "f"}, Time: snapshottest.BaseTime})
 	if err != nil {
 		t.Fatal(err)
 	}

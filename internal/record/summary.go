@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Kind classifies a call that did not end as a stored snapshot.
@@ -185,47 +184,9 @@ func (r *Recorder) flushLoop(interval time.Duration) {
 // last written.
 func (r *Recorder) FlushManifest() error { return r.flushManifest(false) }
 
-// flushManifest writes the manifest for the current entries (when they
-// changed, or always with force), keeping created_at, and updated_at when
-// the entry list is unchanged; unchanged bytes are not rewritten.
-func (r *Recorder) flushManifest(force bool) error {
-	if r.cfg.LockPerCommit {
-		return r.flushShared(force)
-	}
-	r.mmu.Lock()
-	defer r.mmu.Unlock()
-	r.mu.Lock()
-	if !r.dirty && !force {
-		r.mu.Unlock()
-		return nil
-	}
-	entries := r.sortedEntries()
-	r.dirty = false
-	r.mu.Unlock()
-
-	now := snapshot.FormatTimestamp(r.now())
-	next := &snapshot.Manifest{CreatedAt: now, UpdatedAt: now, Entries: entries}
-	if old := r.lastManifest; old != nil {
-		if old.CreatedAt != "" {
-			next.CreatedAt = old.CreatedAt
-		}
-		if old.UpdatedAt != "" && snapshot.SameEntries(old.Entries, entries) {
-			next.UpdatedAt = old.UpdatedAt
-		}
-	}
-	// Passing next as "old" makes WriteManifest keep exactly these times.
-	if _, err := r.store.WriteManifest(entries, next, r.now()); err != nil {
-		r.mu.Lock()
-		r.dirty = true
-		r.mu.Unlock()
-		r.manifestErr = err
-		r.logf("manifest: %v", err)
-		return err
-	}
-	r.manifestErr = nil
-	r.lastManifest = next
-	return nil
-}
+// flushManifest writes the manifest through the storage (force: even when
+// this run changed nothing).
+func (r *Recorder) flushManifest(force bool) error { return r.storage.flush(force) }
 
 // Finish stops the manifest writer, writes the manifest and returns the
 // run's summary. Call it once no call is in flight (after the server has
@@ -306,8 +267,8 @@ func (r *Recorder) unrequestedLocked() []string {
 // manifest. Only the CLI calls it, with a command, after Finish, and only
 // when every call was snapshotted and the command exited 0 (DESIGN §11).
 func (r *Recorder) Prune() (removed []string, err error) {
-	if r.cfg.LockPerCommit {
-		return nil, errors.New("a recorder that shares the snapshot folder (LockPerCommit) never prunes")
+	if err := r.storage.canPrune(); err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	var rels []string

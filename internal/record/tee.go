@@ -200,7 +200,7 @@ func (r *Recorder) complete(t *tee) {
 		}
 		body = m
 	}
-	fields, err := provider.Extract(c.req.Provider, c.req.Endpoint, body)
+	fields, err := c.req.Format.Fields(body)
 	if err != nil {
 		if errors.Is(err, provider.ErrNoUsage) {
 			fail(KindRefused, "the answer carries no token usage, so tokens_used would have to be guessed; not snapshotted",

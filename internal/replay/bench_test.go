@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -34,7 +35,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(gen.Item(i).Provider, func(b *testing.B) {
 			b.SetBytes(int64(len(r.Body)))
 			for b.Loop() {
-				if _, err := replay.Parse(http.MethodPost, r.Path, r.Header, r.Body); err != nil {
+				if _, err := registry.Parse(http.MethodPost, r.Path, r.Header, r.Body); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -83,7 +84,7 @@ func BenchmarkServe(b *testing.B) {
 			for b.Loop() {
 				r := reqs[i%len(reqs)]
 				i++
-				req, err := replay.Parse(http.MethodPost, r.Path, r.Header, r.Body)
+				req, err := registry.Parse(http.MethodPost, r.Path, r.Header, r.Body)
 				if err != nil {
 					b.Fatal(err)
 				}

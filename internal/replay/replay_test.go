@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -34,11 +35,8 @@ func loadSet(t *testing.T, items ...snapshottest.Item) *check.SetResult {
 }
 
 func withBody(it snapshottest.Item) snapshottest.Item {
-	p, e := provider.Name(it.Provider), provider.Endpoint(snapshot.Endpoint(it.Provider, it.Request))
 	model, _ := it.Request["model"].(string)
-	f := provider.Fields{Content: it.Response.Content, TokensUsed: it.Response.TokensUsed, FinishReason: it.Response.FinishReason,
-		Usage: it.Response.Usage, Model: it.Response.Model}
-	body := provider.SynthesizeBody(p, e, "fixture00001", it.Time, model, f)
+	body := registry.ForRecord(it.Provider, it.Request).SynthesizeBody("fixture00001", it.Time, model, it.Response.Fields)
 	b, _ := json.Marshal(body)
 	m, _ := provider.Decode(b)
 	it.Response.Body = m
@@ -69,7 +67,7 @@ func TestParseKeyMatchesSnapshot(t *testing.T) {
 		t.Fatalf("Len = %d", ix.Len())
 	}
 	h := http.Header{}
-	r, err := Parse("POST", "/prefix/v1/chat/completions", h, reqBody(t, oa, map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}))
+	r, err := registry.Parse("POST", "/prefix/v1/chat/completions", h, reqBody(t, oa, map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +79,14 @@ func TestParseKeyMatchesSnapshot(t *testing.T) {
 	}
 	// Anthropic: the stored header joins the key.
 	h.Set("anthropic-version", "2023-06-01")
-	r, err = Parse("POST", "/v1/messages", h, reqBody(t, an, nil))
+	r, err = registry.Parse("POST", "/v1/messages", h, reqBody(t, an, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ix.Lookup(r.Key) == nil {
 		t.Fatalf("anthropic request not found")
 	}
-	r, err = Parse("POST", "/v1/messages", http.Header{}, reqBody(t, an, nil))
+	r, err = registry.Parse("POST", "/v1/messages", http.Header{}, reqBody(t, an, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +96,13 @@ func TestParseKeyMatchesSnapshot(t *testing.T) {
 	if len(ix.Unused()) != 0 {
 		t.Fatalf("unused = %v", ix.Unused())
 	}
-	if _, err := Parse("GET", "/v1/models", h, nil); !errors.Is(err, ErrNotLLMCall) {
+	if _, err := registry.Parse("GET", "/v1/models", h, nil); !errors.Is(err, provider.ErrNotLLMCall) {
 		t.Fatalf("GET /v1/models: %v", err)
 	}
-	if _, err := Parse("POST", "/v1/chat/completions", h, []byte(`{"a":1,"a":2}`)); !errors.Is(err, ErrBadRequest) {
+	if _, err := registry.Parse("POST", "/v1/chat/completions", h, []byte(`{"a":1,"a":2}`)); !errors.Is(err, provider.ErrBadRequest) {
 		t.Fatalf("duplicate keys: %v", err)
 	}
-	if _, err := Parse("POST", "/v1/chat/completions", h, []byte(`[1]`)); !errors.Is(err, ErrBadRequest) {
+	if _, err := registry.Parse("POST", "/v1/chat/completions", h, []byte(`[1]`)); !errors.Is(err, provider.ErrBadRequest) {
 		t.Fatalf("array: %v", err)
 	}
 }
@@ -137,7 +135,7 @@ func TestRespond(t *testing.T) {
 						extra["stream_options"] = map[string]any{"include_usage": true}
 					}
 				}
-				req, err := Parse("POST", path, h, reqBody(t, it, extra))
+				req, err := registry.Parse("POST", path, h, reqBody(t, it, extra))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -154,10 +152,10 @@ func TestRespond(t *testing.T) {
 				if slept != time.Duration(it.Response.LatencyMS)*time.Millisecond {
 					t.Errorf("slept %v", slept)
 				}
-				if got := rec.Header().Get(HeaderSnapshotID); got != s.Record.ID {
+				if got := rec.Header().Get(provider.HeaderSnapshotID); got != s.Record.ID {
 					t.Errorf("snapshot id header %q", got)
 				}
-				if res.Synthesized != (it.Response.Body == nil) || (rec.Header().Get(HeaderSynthesized) == "true") != res.Synthesized {
+				if res.Synthesized != (it.Response.Body == nil) || (rec.Header().Get(provider.HeaderSynthesized) == "true") != res.Synthesized {
 					t.Errorf("synthesized = %v", res.Synthesized)
 				}
 				var body map[string]any
@@ -165,7 +163,7 @@ func TestRespond(t *testing.T) {
 					if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 						t.Fatalf("content type %q", ct)
 					}
-					a := provider.NewAssembler(req.Provider, req.Endpoint)
+					a := req.Format.NewAssembler()
 					if _, err := a.Write(rec.Body.Bytes()); err != nil {
 						t.Fatal(err)
 					}
@@ -180,35 +178,14 @@ func TestRespond(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				got, err := provider.Extract(req.Provider, req.Endpoint, body)
+				got, err := req.Format.Fields(body)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if d := provider.Diff(Fields(s), got); len(d) > 0 {
+				if d := provider.Diff(s.Record.Response.Fields, got); len(d) > 0 {
 					t.Fatalf("replayed answer differs: %v", d)
 				}
 			})
-		}
-	}
-}
-
-func TestWriteMiss(t *testing.T) {
-	for _, p := range []provider.Name{provider.OpenAI, provider.Anthropic} {
-		rec := httptest.NewRecorder()
-		WriteMiss(rec, &Request{Provider: p, Endpoint: provider.Messages, Key: strings.Repeat("ab", 32)})
-		if rec.Code != 404 || rec.Header().Get("x-should-retry") != "false" || rec.Header().Get("Content-Type") != "application/json" {
-			t.Fatalf("%s: %d %v", p, rec.Code, rec.Header())
-		}
-		var v map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		e, _ := v["error"].(map[string]any)
-		if msg, _ := e["message"].(string); !strings.Contains(msg, strings.Repeat("ab", 32)) || !strings.Contains(msg, "record") {
-			t.Fatalf("%s: message %q", p, msg)
-		}
-		if p == provider.Anthropic && v["type"] != "error" {
-			t.Fatalf("anthropic shape: %v", v)
 		}
 	}
 }
@@ -220,8 +197,8 @@ func TestLookupRequestHeaderlessSnapshots(t *testing.T) {
 	ix := NewIndex(loadSet(t, migrated, recorded))
 	h := http.Header{}
 	h.Set("anthropic-version", "2026-10-21")
-	parse := func(it snapshottest.Item) *Request {
-		r, err := Parse("POST", "/v1/messages", h, reqBody(t, it, nil))
+	parse := func(it snapshottest.Item) *provider.Request {
+		r, err := registry.Parse("POST", "/v1/messages", h, reqBody(t, it, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

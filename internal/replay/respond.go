@@ -1,10 +1,18 @@
+// Package replay answers LLM calls from a checked snapshot set: it indexes
+// a set by request key (Index) and writes a snapshot's recorded response as
+// JSON or as the wire format's stream (Respond). It is shared by `traceforge
+// verify` (the replay server), `traceforge record --only-missing` (hits are
+// served from the set without contacting the upstream) and the Go
+// transport. Requests are parsed by the wire layer (registry.Parse).
+//
+// It never touches the network and never reads the snapshot folder itself:
+// callers hand it the in-memory set validated by check.CheckSet.
 package replay
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,16 +25,8 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/serve"
-	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 )
-
-// HeaderSnapshotID names the snapshot that answered (DESIGN §6).
-const HeaderSnapshotID = "X-Traceforge-Snapshot-Id"
-
-// HeaderSynthesized is "true" on replies synthesized for a snapshot without
-// a stored body.
-const HeaderSynthesized = "X-Traceforge-Synthesized"
 
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
@@ -79,11 +79,11 @@ func (ix *Index) Lookup(key string) *check.Snapshot {
 // that format never kept them) also matches a request whose key differs
 // only by its anthropic-version/anthropic-beta headers — every Anthropic SDK
 // sends them, so such snapshots could never replay otherwise.
-func (ix *Index) LookupRequest(req *Request) *check.Snapshot {
+func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}
-	key, err := snapshot.RequestKey(string(req.Provider), req.Body, nil)
+	key, err := registry.RequestKey(string(req.Provider), req.Body, nil)
 	if err != nil {
 		return nil
 	}
@@ -113,14 +113,9 @@ func (ix *Index) Unused() []*check.Snapshot {
 	return out
 }
 
-// Endpoint is the endpoint of a snapshot, derived from its record.
-func Endpoint(s *check.Snapshot) provider.Endpoint {
-	return provider.Endpoint(snapshot.Endpoint(s.Provider, s.Record.Request))
-}
-
 // Body returns the response body replay sends for s: the stored
 // response.body, or, for a snapshot without one (migrated from 0.9.0), a body
-// synthesized from the normalized fields with provider.SynthesizeBody
+// synthesized from the normalized fields by its format (Format.SynthesizeBody)
 // (synthesized = true). The result must not be modified.
 func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) {
 	rec := s.Record
@@ -132,20 +127,20 @@ func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) 
 		return nil, true, fmt.Errorf("snapshot %s: timestamp %q: %w", s.Rel, rec.Timestamp, err)
 	}
 	model, _ := rec.Request["model"].(string)
-	return provider.SynthesizeBody(provider.Name(s.Provider), Endpoint(s), rec.ID, at, model, Fields(s)), true, nil
+	f := format(s)
+	if f == nil {
+		return nil, true, fmt.Errorf("snapshot %s: unknown provider %q", s.Rel, s.Provider)
+	}
+	body = f.SynthesizeBody(rec.ID, at, model, rec.Response.Fields)
+	if body == nil {
+		return nil, true, fmt.Errorf("snapshot %s: has no response body and its format cannot synthesize one", s.Rel)
+	}
+	return body, true, nil
 }
 
-// Fields returns the recorded normalized response fields of s.
-func Fields(s *check.Snapshot) provider.Fields {
-	r := s.Record.Response
-	return provider.Fields{
-		Content:      r.Content,
-		TokensUsed:   r.TokensUsed,
-		FinishReason: r.FinishReason,
-		ToolCalls:    r.ToolCalls,
-		Usage:        r.Usage,
-		Model:        r.Model,
-	}
+// format is the wire format of a snapshot's record.
+func format(s *check.Snapshot) provider.Format {
+	return registry.ForRecord(s.Provider, s.Record.Request)
 }
 
 // Options change how Respond answers.
@@ -164,21 +159,30 @@ type Result struct {
 
 // Respond writes the recorded response of s for req: the body as JSON
 // (Content-Type: application/json), or, when req asks to stream, a
-// provider-correct SSE stream (provider.SynthesizeStream; the usage chunk
-// only when the request asked stream_options.include_usage). Every reply
+// stream in the snapshot's wire format (Format.SynthesizeStream; the usage
+// chunk only when the request asked for it, e.g.
+// stream_options.include_usage). Every reply
 // carries X-Traceforge-Snapshot-Id; synthesized replies also carry
 // X-Traceforge-Synthesized: true. A snapshot whose body cannot be replayed
 // gets a 500 in the provider's error shape with x-should-retry: false, and
 // the error is returned.
-func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.Snapshot, o Options) (Result, error) {
+func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, s *check.Snapshot, o Options) (Result, error) {
 	res := Result{Streamed: req.Stream}
+	errShape := registry.ForProvider(provider.Name(s.Provider))
+	if errShape == nil {
+		errShape = req.Format
+	}
+	if format(s) == nil {
+		err := fmt.Errorf("snapshot %s: unknown provider %q", s.Rel, s.Provider)
+		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+		return res, err
+	}
 	body, synth, err := Body(s)
 	res.Synthesized = synth
 	if err != nil {
-		WriteError(w, provider.Name(s.Provider), http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
 		return res, err
 	}
-	p := provider.Name(s.Provider)
 	var payload []byte
 	var events chunks
 	if req.Stream {
@@ -188,7 +192,7 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 	}
 	if err != nil {
 		err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
-		WriteError(w, p, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
 		return res, err
 	}
 	if o.Latency && s.Record.Response.LatencyMS > 0 {
@@ -201,9 +205,9 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 		}
 	}
 	h := w.Header()
-	h.Set(HeaderSnapshotID, s.Record.ID)
+	h.Set(provider.HeaderSnapshotID, s.Record.ID)
 	if synth {
-		h.Set(HeaderSynthesized, "true")
+		h.Set(provider.HeaderSynthesized, "true")
 	}
 	if !req.Stream {
 		h.Set("Content-Type", "application/json")
@@ -212,7 +216,7 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *Request, s *check.
 		_, err = w.Write(payload)
 		return res, err
 	}
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Content-Type", format(s).StreamContentType())
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	// One write and flush per event, as the provider sends them.
@@ -273,7 +277,7 @@ func (c *encoded) stream(s *check.Snapshot, body map[string]any, includeUsage bo
 		i = 1
 	}
 	c.streamOnce[i].Do(func() {
-		c.streamErr[i] = provider.SynthesizeStream(provider.Name(s.Provider), Endpoint(s), body, includeUsage, &c.events[i], nil)
+		c.streamErr[i] = format(s).SynthesizeStream(body, includeUsage, &c.events[i], nil)
 	})
 	return c.events[i], c.streamErr[i]
 }
@@ -302,75 +306,4 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// WriteError writes a provider-shaped error (provider.ErrorBody) with
-// status and x-should-retry: false, so the official SDKs do not retry it.
-// code is OpenAI's error code ("" = null).
-func WriteError(w http.ResponseWriter, p provider.Name, status int, typ, code, message string) {
-	body := provider.ErrorBody(p, typ, code, message)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("x-should-retry", "false")
-	h.Set("Content-Length", fmt.Sprint(len(body)+1))
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-// ErrTooLarge: the request body exceeds serve.MaxRequestBody (answer 413).
-var ErrTooLarge = errors.New("request body too large")
-
-// MissStatus is the status of a replay miss: 404, which the official SDKs
-// never retry.
-const MissStatus = http.StatusNotFound
-
-// WriteMiss answers a request that matches no snapshot: 404 in the
-// provider's error shape with x-should-retry: false, naming the request key
-// and how to record it.
-func WriteMiss(w http.ResponseWriter, req *Request) {
-	msg := fmt.Sprintf("traceforge replay: no snapshot matches this %s %s request (key %s, id %s). "+
-		"The request differs from every recorded one (drift); the verify report shows the diff against the closest snapshot. "+
-		"If the change is intended, record it: traceforge record --only-missing -- <your command>, then commit the snapshot folder.",
-		req.Provider, req.Endpoint, req.Key, req.ID())
-	typ, code := "invalid_request_error", "traceforge_snapshot_not_found"
-	if req.Provider == provider.Anthropic {
-		typ, code = "not_found_error", ""
-	}
-	WriteError(w, req.Provider, MissStatus, typ, code, msg)
-}
-
-// ErrorType returns the provider's error type for an HTTP status of a
-// request traceforge refuses before lookup (bad JSON, too large, …).
-func ErrorType(p provider.Name, status int) string {
-	if p == provider.Anthropic {
-		switch status {
-		case http.StatusNotFound:
-			return "not_found_error"
-		case http.StatusForbidden:
-			return "permission_error"
-		case http.StatusRequestEntityTooLarge:
-			return "request_too_large"
-		case http.StatusInternalServerError:
-			return "api_error"
-		}
-		return "invalid_request_error"
-	}
-	if status >= 500 {
-		return "server_error"
-	}
-	return "invalid_request_error"
-}
-
-func readAll(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
-	}
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		if serve.IsMaxBytes(err) {
-			return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
-		}
-		return nil, fmt.Errorf("read request body: %w", err)
-	}
-	return b, nil
 }

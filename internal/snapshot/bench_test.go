@@ -63,23 +63,6 @@ func BenchmarkRecordHash(b *testing.B) {
 	}
 }
 
-// BenchmarkRequestKey: the full request key of an OpenAI and an Anthropic request.
-func BenchmarkRequestKey(b *testing.B) {
-	for _, i := range []int{0, 1} {
-		rec := benchRecord(b, i)
-		provider := gen.Item(i).Provider
-		req := rec["request"].(map[string]any)
-		headers, _ := rec["request_headers"].(map[string]any)
-		b.Run(provider, func(b *testing.B) {
-			for b.Loop() {
-				if _, err := snapshot.RequestKey(provider, req, headers); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkMarshalFile: writing one file the way it is stored.
 func BenchmarkMarshalFile(b *testing.B) {
 	doc, _ := benchFile(b, 0)

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 
 	"bytes"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gowebpki/jcs"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 func mustDecode(t testing.TB, s string) map[string]any {
@@ -51,100 +51,19 @@ func TestPrettyMatchesCanonicalOrderAndNumbers(t *testing.T) {
 	}
 }
 
-func TestRequestKeyNormalization(t *testing.T) {
-	a := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"stream":true,"stream_options":{"include_usage":true},
-	  "messages":[{"role":"user","content":"hi"},
-	   {"role":"assistant","content":null,"tool_calls":[{"id":"call_AbC","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"call_XyZ","type":"function","function":{"name":"g","arguments":"{}"}}]},
-	   {"role":"tool","tool_call_id":"call_XyZ","content":"2"},{"role":"tool","tool_call_id":"call_AbC","content":"1"}]}`)
-	b := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,
-	  "messages":[{"role":"user","content":"hi"},
-	   {"role":"assistant","content":null,"tool_calls":[{"id":"call_111","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"call_222","type":"function","function":{"name":"g","arguments":"{}"}}]},
-	   {"role":"tool","tool_call_id":"call_222","content":"2"},{"role":"tool","tool_call_id":"call_111","content":"1"}]}`)
-	ka, _ := RequestKey("openai", a, nil)
-	kb, _ := RequestKey("openai", b, nil)
-	if ka != kb {
-		t.Errorf("streaming flags and provider tool-call ids changed the key: %s vs %s", ka, kb)
-	}
-	// Swapping which result answers which call must change the key.
-	c := mustDecode(t, strings.Replace(strings.Replace(strings.Replace(`{"model":"m","temperature":0,"seed":1,"max_tokens":5,
-	  "messages":[{"role":"user","content":"hi"},
-	   {"role":"assistant","content":null,"tool_calls":[{"id":"A","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"B","type":"function","function":{"name":"g","arguments":"{}"}}]},
-	   {"role":"tool","tool_call_id":"A","content":"2"},{"role":"tool","tool_call_id":"B","content":"1"}]}`, "\n", "", -1), "\t", "", -1), "  ", "", -1))
-	kc, _ := RequestKey("openai", c, nil)
-	if kc == ka {
-		t.Error("results swapped between calls must give a different key")
-	}
-	// Anthropic string content and system equal their one-text-block form.
-	s := mustDecode(t, `{"model":"c","max_tokens":9,"temperature":0,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}]}`)
-	bl := mustDecode(t, `{"model":"c","max_tokens":9,"temperature":0,"system":[{"type":"text","text":"be brief"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"x"}]}]}`)
-	ks, _ := RequestKey("anthropic", s, nil)
-	kbl, _ := RequestKey("anthropic", bl, nil)
-	if ks != kbl {
-		t.Error("anthropic string content must key like its one-block form")
-	}
-	kh, _ := RequestKey("anthropic", s, map[string]any{"anthropic-version": "2023-06-01"})
-	if kh == ks {
-		t.Error("request_headers must join the key")
-	}
-	// The input is not modified.
-	if _, ok := a["stream"]; !ok {
-		t.Error("RequestKey modified its input")
-	}
-}
-
-func TestKeyObjectMatchesDocumentedExample(t *testing.T) {
-	req := mustDecode(t, `{"model":"gpt-4-turbo","messages":[{"role":"user","content":"Hello"}],"temperature":0,"max_tokens":100,"seed":42}`)
-	b, err := Canonical(KeyObject("openai", req, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"endpoint":"/v1/chat/completions","provider":"openai","request":{"max_tokens":100,"messages":[{"content":"Hello","role":"user"}],"model":"gpt-4-turbo","seed":42,"temperature":0}}`
-	if string(b) != want {
-		t.Errorf("key object = %s\nwant %s", b, want)
-	}
-	if Endpoint("openai", mustDecode(t, `{"prompt":"x"}`)) != "/v1/completions" {
-		t.Error("prompt requests use /v1/completions")
-	}
-}
-
-func TestNormalizeStored(t *testing.T) {
-	r := mustDecode(t, `{"model":"m","stop":"END","seed":null,"top_p":null,"messages":[]}`)
-	NormalizeStored("openai", r)
-	if s, ok := r["stop"].([]any); !ok || len(s) != 1 || s[0] != "END" {
-		t.Errorf("stop = %#v", r["stop"])
-	}
-	if _, ok := r["seed"]; ok {
-		t.Error("null seed must become absent")
-	}
-	a := mustDecode(t, `{"stop":"x"}`)
-	NormalizeStored("anthropic", a)
-	if _, ok := a["stop"].(string); !ok {
-		t.Error("anthropic has no stop field mapping")
-	}
-}
-
-func TestLineage(t *testing.T) {
-	first := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"}]}`)
-	second := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`)
-	if _, _, ok, _ := Lineage("openai", first, nil); ok {
-		t.Error("first turn has no lineage")
-	}
-	parent, turn, ok, err := Lineage("openai", second, nil)
-	k1, _ := RequestKey("openai", first, nil)
-	if err != nil || !ok || parent != IDOf(k1) || turn != 2 {
-		t.Errorf("lineage = %s %d %v %v, want %s 2", parent, turn, ok, err, IDOf(k1))
-	}
-}
-
 func TestRecordAndFileHashes(t *testing.T) {
 	req := mustDecode(t, `{"model":"gpt-4-turbo","messages":[{"role":"user","content":"Hello"}],"temperature":0,"max_tokens":100,"seed":42}`)
-	rec, key, err := NewRecord("openai", time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), Source{"src/a.py", 12, "f"}, req, nil,
-		Response{Content: "Hi", TokensUsed: 10, LatencyMS: 450, FinishReason: "stop"})
+	key := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	rec, err := NewRecord(key, &Lineage{ParentID: "0123456789ab", Turn: 2}, time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), source.Source{File: "src/a.py", Line: 12, Function: "f"}, req, nil,
+		Response{Fields: Fields{Content: "Hi", TokensUsed: 10, FinishReason: "stop"}, LatencyMS: 450})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec["id"] != IDOf(key) {
 		t.Fatal("id is the key prefix")
+	}
+	if l, _ := rec["lineage"].(map[string]any); l["parent_id"] != "0123456789ab" || l["turn"] != int64(2) {
+		t.Errorf("lineage = %v", rec["lineage"])
 	}
 	doc, _ := FileDocument(rec)
 	data, _ := MarshalFile(doc)

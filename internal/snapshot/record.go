@@ -2,44 +2,35 @@ package snapshot
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
+
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // Version is the current snapshot format version.
 const Version = "1.0.0"
 
-// Source is where in the application a call was made.
-type Source struct {
-	File     string
-	Line     int
-	Function string
-}
-
-// Less orders sources by (file, line, function).
-func (s Source) Less(o Source) bool {
-	if s.File != o.File {
-		return s.File < o.File
-	}
-	if s.Line != o.Line {
-		return s.Line < o.Line
-	}
-	return s.Function < o.Function
-}
-
-func (s Source) String() string { return fmt.Sprintf("%s:%d:%s", s.File, s.Line, s.Function) }
-
-// Response holds a record's response fields (DESIGN §3).
-type Response struct {
+// Fields are the normalized response fields of a record (DESIGN §3, §11
+// "Response fields"): what a wire format derives from a response body
+// (provider.Format.Fields) and what the one equality compares
+// (provider.Equal). ToolCalls and Usage are the provider's objects verbatim,
+// nil when absent; Model is the served model ("" when absent).
+type Fields struct {
 	Content      string
 	TokensUsed   int64
-	LatencyMS    int64
 	FinishReason string
 	ToolCalls    []any
 	Usage        map[string]any
 	Model        string
-	Stream       bool
-	Body         map[string]any
+}
+
+// Response holds a record's response fields (DESIGN §3): the normalized
+// Fields plus what only a stored record has.
+type Response struct {
+	Fields
+	LatencyMS int64
+	Stream    bool
+	Body      map[string]any
 }
 
 // Record is a typed view of one validated snapshot record. Raw is the value
@@ -48,7 +39,7 @@ type Record struct {
 	Provider       string
 	ID             string
 	Timestamp      string
-	Source         Source
+	Source         source.Source
 	Request        map[string]any
 	RequestHeaders map[string]any
 	Response       Response
@@ -179,14 +170,19 @@ func ResponseValue(resp Response) map[string]any {
 	return m
 }
 
-// NewRecord assembles a complete record value: id from the request key,
-// lineage, and the record hash. The request must already carry the stored
-// normalization (NormalizeStored).
-func NewRecord(provider string, at time.Time, src Source, request, headers map[string]any, resp Response) (map[string]any, string, error) {
-	key, err := RequestKey(provider, request, headers)
-	if err != nil {
-		return nil, "", err
-	}
+// Lineage is a record's lineage (DESIGN §11): the id of the request it
+// continues and its turn number.
+type Lineage struct {
+	ParentID string
+	Turn     int
+}
+
+// NewRecord assembles a complete record value from its full request key
+// (the id is its prefix), lineage (nil = none) and fields, and adds the
+// record hash. The key and lineage are wire knowledge: callers use
+// registry.NewRecord, which computes both. The request must already carry
+// the stored normalization.
+func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
 	rec := map[string]any{
 		"id":        IDOf(key),
 		"timestamp": FormatTimestamp(at),
@@ -201,17 +197,15 @@ func NewRecord(provider string, at time.Time, src Source, request, headers map[s
 	if len(headers) > 0 {
 		rec["request_headers"] = headers
 	}
-	if parent, turn, ok, err := Lineage(provider, request, headers); err != nil {
-		return nil, "", err
-	} else if ok {
-		rec["lineage"] = map[string]any{"parent_id": parent, "turn": int64(turn)}
+	if lineage != nil {
+		rec["lineage"] = map[string]any{"parent_id": lineage.ParentID, "turn": int64(lineage.Turn)}
 	}
 	h, err := RecordHash(rec)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	rec["hash"] = h
-	return rec, key, nil
+	return rec, nil
 }
 
 // Rehash recomputes a record's hash in place (after an edit such as a new source).

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // Item is one call to put in a set.
@@ -14,7 +16,7 @@ type Item struct {
 	Request  map[string]any
 	Headers  map[string]any
 	Response snapshot.Response
-	Source   snapshot.Source
+	Source   source.Source
 	Time     time.Time
 }
 
@@ -35,12 +37,12 @@ func OpenAIChat(prompt string) Item {
 			"max_tokens":  100,
 			"seed":        42,
 		},
-		Response: snapshot.Response{
-			Content: "Summary: " + prompt, TokensUsed: 30, LatencyMS: 450, FinishReason: "stop",
+		Response: snapshot.Response{Fields: snapshot.Fields{
+			Content: "Summary: " + prompt, TokensUsed: 30, FinishReason: "stop",
 			Usage: map[string]any{"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
 			Model: "gpt-4o-mini-2024-07-18",
-		},
-		Source: snapshot.Source{File: "src/agents/summarizer.py", Line: 12, Function: "generate_summary"},
+		}, LatencyMS: 450},
+		Source: source.Source{File: "src/agents/summarizer.py", Line: 12, Function: "generate_summary"},
 		Time:   BaseTime,
 	}
 }
@@ -57,12 +59,12 @@ func AnthropicMessage(prompt string) Item {
 			"messages":    []any{map[string]any{"role": "user", "content": prompt}},
 		},
 		Headers: map[string]any{"anthropic-version": "2023-06-01"},
-		Response: snapshot.Response{
-			Content: "Answer: " + prompt, TokensUsed: 40, LatencyMS: 600, FinishReason: "end_turn",
+		Response: snapshot.Response{Fields: snapshot.Fields{
+			Content: "Answer: " + prompt, TokensUsed: 40, FinishReason: "end_turn",
 			Usage: map[string]any{"input_tokens": 25, "output_tokens": 15},
 			Model: "claude-sonnet-4-5-20250929",
-		},
-		Source: snapshot.Source{File: "app/ask.ts", Line: 7, Function: "ask"},
+		}, LatencyMS: 600},
+		Source: source.Source{File: "app/ask.ts", Line: 7, Function: "ask"},
 		Time:   BaseTime,
 	}
 }
@@ -70,8 +72,8 @@ func AnthropicMessage(prompt string) Item {
 // Build returns the file document and id of an item.
 func Build(it Item) (doc map[string]any, id string, err error) {
 	req := cloneMap(it.Request)
-	snapshot.NormalizeStored(it.Provider, req)
-	rec, key, err := snapshot.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
+	registry.NormalizeStored(it.Provider, req)
+	rec, key, err := registry.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
 	if err != nil {
 		return nil, "", err
 	}

@@ -48,6 +48,22 @@ type Source struct {
 // String returns the value in its header form.
 func (s Source) String() string { return Format(s) }
 
+// Display is the source as reports show it: file:line:function, not
+// percent-encoded (redact before printing).
+func (s Source) Display() string { return fmt.Sprintf("%s:%d:%s", s.File, s.Line, s.Function) }
+
+// Less orders sources by (file, line, function); a run keeps the smallest
+// source of a key (DESIGN §11 "Source").
+func (s Source) Less(o Source) bool {
+	if s.File != o.File {
+		return s.File < o.File
+	}
+	if s.Line != o.Line {
+		return s.Line < o.Line
+	}
+	return s.Function < o.Function
+}
+
 // Format returns the header value for s. It does not validate s: a Source
 // that fails [Source.Validate] formats to a value that Parse rejects.
 func Format(s Source) string {

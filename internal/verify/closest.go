@@ -2,8 +2,10 @@ package verify
 
 import (
 	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // keyDocument is what a drift diff compares: the key object (provider,
@@ -11,7 +13,11 @@ import (
 // shows exactly what made the keys differ and nothing the key ignores
 // (stream flags, provider-generated tool-call ids).
 func keyDocument(provider string, request, headers map[string]any) string {
-	b, err := snapshot.MarshalPretty(snapshot.KeyObject(provider, request, headers))
+	obj, err := registry.KeyObject(provider, request, headers, nil)
+	if err != nil {
+		return ""
+	}
+	b, err := snapshot.MarshalPretty(obj)
 	if err != nil {
 		return ""
 	}
@@ -40,9 +46,9 @@ func messagesText(request map[string]any) string {
 // then the one whose messages are most similar; ties go to the first by
 // file name. src may be nil (the request carried no X-Traceforge-Source).
 // nil when the set has no snapshot of req's provider.
-func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot) *check.Snapshot {
+func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
 	model, _ := req.Body["model"].(string)
-	endpoint := snapshot.Endpoint(string(req.Provider), req.Body)
+	endpoint := keyEndpoint(string(req.Provider), req.Body)
 	msgs := messagesText(req.Body)
 	var best *check.Snapshot
 	bestTier, bestSim := -1, -1.0
@@ -54,7 +60,7 @@ func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot)
 		if src != nil && s.Record.Source == *src {
 			tier += 2
 		}
-		if m, _ := s.Record.Request["model"].(string); m == model && snapshot.Endpoint(s.Provider, s.Record.Request) == endpoint {
+		if m, _ := s.Record.Request["model"].(string); m == model && keyEndpoint(s.Provider, s.Record.Request) == endpoint {
 			tier++
 		}
 		if tier < bestTier {
@@ -68,8 +74,17 @@ func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot)
 	return best
 }
 
+// keyEndpoint is the key endpoint of a stored request ("" for an unknown
+// provider).
+func keyEndpoint(p string, request map[string]any) provider.Endpoint {
+	if f := registry.ForRecord(p, request); f != nil {
+		return f.Endpoint()
+	}
+	return ""
+}
+
 // DriftDiff is the unified diff from snapshot s to the request req.
-func DriftDiff(display string, s *check.Snapshot, req *replay.Request) string {
+func DriftDiff(display string, s *check.Snapshot, req *provider.Request) string {
 	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
 	b := keyDocument(string(req.Provider), req.Body, req.Headers)
 	return UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)

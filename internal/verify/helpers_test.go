@@ -15,8 +15,10 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -32,13 +34,14 @@ type call struct {
 
 func (c call) stream() bool { s, _ := c.body["stream"].(bool); return s }
 
-func (c call) endpoint() provider.Endpoint {
-	_, e, _ := provider.Classify("POST", c.path)
-	return e
+// format is the wire format of the call's path.
+func (c call) format() provider.Format {
+	f, _, _ := registry.Route("POST", c.path)
+	return f
 }
 
-func (c call) source(i int) snapshot.Source {
-	return snapshot.Source{File: "app/main.go", Line: 10 + i, Function: strings.ReplaceAll(c.name, "-", "_")}
+func (c call) source(i int) source.Source {
+	return source.Source{File: "app/main.go", Line: 10 + i, Function: strings.ReplaceAll(c.name, "-", "_")}
 }
 
 func (c call) sourceHeader(i int) string { return c.source(i).String() }
@@ -139,11 +142,11 @@ func send(t testing.TB, base string, c call, body map[string]any, extra map[stri
 }
 
 // answer turns an answer into the provider's non-streamed body, assembling
-// a stream with provider.NewAssembler.
+// a stream with the format's assembler.
 func answer(t testing.TB, c call, data []byte) map[string]any {
 	t.Helper()
 	if c.stream() {
-		a := provider.NewAssembler(c.provider, c.endpoint())
+		a := c.format().NewAssembler()
 		if _, err := a.Write(data); err != nil {
 			t.Fatalf("%s: assemble: %v", c.name, err)
 		}
@@ -162,9 +165,9 @@ func answer(t testing.TB, c call, data []byte) map[string]any {
 
 // appView is what an application sees of an answer: the one equality's
 // fields, or for a stream without usage its content, finish reason and tools.
-func appView(t testing.TB, c call, body map[string]any) provider.Fields {
+func appView(t testing.TB, c call, body map[string]any) snapshot.Fields {
 	t.Helper()
-	f, err := provider.Extract(c.provider, c.endpoint(), body)
+	f, err := c.format().Fields(body)
 	if err == nil {
 		return f
 	}
@@ -176,7 +179,7 @@ func appView(t testing.TB, c call, body map[string]any) provider.Fields {
 		cp[k] = v
 	}
 	cp["usage"] = map[string]any{"total_tokens": json.Number("0"), "input_tokens": json.Number("0")}
-	f, err = provider.Extract(c.provider, c.endpoint(), cp)
+	f, err = c.format().Fields(cp)
 	if err != nil {
 		t.Fatalf("%s: extract: %v", c.name, err)
 	}
@@ -187,7 +190,7 @@ func appView(t testing.TB, c call, body map[string]any) provider.Fields {
 // recorded is the outcome of recording the table through the fake upstream.
 type recorded struct {
 	dir      string            // the snapshot folder
-	upstream []provider.Fields // what the application saw from the upstream, per call
+	upstream []snapshot.Fields // what the application saw from the upstream, per call
 }
 
 // recordTable sends every call to the upstream (asking OpenAI streams for
@@ -216,7 +219,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 			t.Fatalf("%s: upstream %d: %s", c.name, resp.StatusCode, data)
 		}
 		body := answer(t, c, data)
-		f, err := provider.Extract(c.provider, c.endpoint(), body)
+		f, err := c.format().Fields(body)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -238,8 +241,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 		}
 		items = append(items, snapshottest.Item{
 			Provider: string(c.provider), Request: req, Headers: hdr, Source: c.source(i), Time: snapshottest.BaseTime,
-			Response: snapshot.Response{Content: f.Content, TokensUsed: f.TokensUsed, LatencyMS: 12, FinishReason: f.FinishReason,
-				ToolCalls: f.ToolCalls, Usage: f.Usage, Model: f.Model, Stream: c.stream(), Body: body},
+			Response: snapshot.Response{Fields: f, LatencyMS: 12, Stream: c.stream(), Body: body},
 		})
 	}
 	items = append(items, more...)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -53,7 +53,7 @@ type LiveOptions struct {
 
 // liveRun is the outcome of one request.
 type liveRun struct {
-	fields provider.Fields
+	fields snapshot.Fields
 	body   map[string]any
 	err    string
 }
@@ -123,14 +123,10 @@ func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
 	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
 }
 
-// liveBody is the stored request without the transport-only stream fields.
-func liveBody(request map[string]any) ([]byte, error) {
-	m := make(map[string]any, len(request))
-	for k, v := range request {
-		if k != "stream" && k != "stream_options" {
-			m[k] = v
-		}
-	}
+// liveBody is the JSON the format posts for a stored request
+// (Format.LiveBody: without the transport-only stream fields).
+func liveBody(f provider.Format, request map[string]any) ([]byte, error) {
+	m := f.LiveBody(request)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -144,8 +140,12 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if ctx.Err() != nil {
 		return liveRun{err: "interrupted"}
 	}
-	p, e := provider.Name(s.Provider), replay.Endpoint(s)
-	body, err := liveBody(s.Record.Request)
+	format := registry.ForRecord(s.Provider, s.Record.Request)
+	if format == nil {
+		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
+	}
+	p, e := format.Provider(), format.Endpoint()
+	body, err := liveBody(format, s.Record.Request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
@@ -193,7 +193,7 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: the answer is not a JSON object: %v", resp.StatusCode, err)}
 	}
-	f, err := provider.Extract(p, e, m)
+	f, err := format.Fields(m)
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
 	}
@@ -234,8 +234,8 @@ func errorMessage(data []byte) string {
 
 // project keeps only the live_compare fields of an exception. tool_names
 // reduces tool calls to their names.
-func project(f provider.Fields, compare []string) provider.Fields {
-	var out provider.Fields
+func project(f snapshot.Fields, compare []string) snapshot.Fields {
+	var out snapshot.Fields
 	for _, c := range compare {
 		switch c {
 		case "content":
@@ -272,7 +272,7 @@ func toolName(tc any) string {
 }
 
 // fieldsDocument renders the compared fields for a unified diff.
-func fieldsDocument(f provider.Fields) string {
+func fieldsDocument(f snapshot.Fields) string {
 	doc := map[string]any{
 		"finish_reason": f.FinishReason,
 		"tokens_used":   f.TokensUsed,
@@ -316,14 +316,14 @@ func nondetMessage(k, n int) string {
 
 func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) LiveResult {
 	res := LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
-	recorded := replay.Fields(s)
+	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
-	compare := func(f provider.Fields) provider.Fields { return f }
+	compare := func(f snapshot.Fields) snapshot.Fields { return f }
 	if s.Exception != nil {
 		res.ByPolicy = true
 		ex := s.Exception
-		compare = func(f provider.Fields) provider.Fields { return project(f, ex.LiveCompare) }
+		compare = func(f snapshot.Fields) snapshot.Fields { return project(f, ex.LiveCompare) }
 		cmp := "nothing but success"
 		if len(ex.LiveCompare) > 0 {
 			cmp = strings.Join(ex.LiveCompare, ", ")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
@@ -36,7 +36,7 @@ func TestReplayReproducesUpstream(t *testing.T) {
 			if resp.StatusCode != 200 {
 				t.Fatalf("replay answered %d: %s", resp.StatusCode, data)
 			}
-			if id := resp.Header.Get(replay.HeaderSnapshotID); len(id) != 12 {
+			if id := resp.Header.Get(provider.HeaderSnapshotID); len(id) != 12 {
 				t.Errorf("X-Traceforge-Snapshot-Id = %q", id)
 			}
 			wantCT := "application/json"
@@ -182,8 +182,8 @@ func TestClosestPrefersSourceThenModel(t *testing.T) {
 		t.Fatal("no snapshot")
 		return ""
 	}
-	parse := func(body map[string]any) *replay.Request {
-		r, err := replay.Parse("POST", "/v1/chat/completions", nil, marshalJSON(t, body))
+	parse := func(body map[string]any) *provider.Request {
+		r, err := registry.Parse("POST", "/v1/chat/completions", nil, marshalJSON(t, body))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
-	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -46,8 +46,8 @@ type ReplayServer struct {
 }
 
 type miss struct {
-	req    *replay.Request // nil for an unsupported or unparsable call
-	src    *snapshot.Source
+	req    *provider.Request // nil for an unsupported or unparsable call
+	src    *source.Source
 	count  int
 	reason string
 	p      provider.Name
@@ -62,8 +62,7 @@ func NewReplayServer(o ReplayOptions) *ReplayServer {
 // Handler is the server behind serve.Guard (Host check, caps, no CONNECT).
 func (s *ReplayServer) Handler() http.Handler {
 	return serve.Guard(s, s.o.AllowHosts, func(w http.ResponseWriter, r *http.Request, status int, msg string) {
-		p := replay.ProviderOf(r)
-		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+msg)
+		provider.WriteStatusError(w, registry.ErrorFormat(r), status, "traceforge replay: "+msg)
 	})
 }
 
@@ -75,34 +74,35 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := replay.ParseHTTP(r)
+	req, err := registry.ParseHTTP(r)
 	if err != nil {
-		p := replay.ProviderOf(r)
+		f := registry.ErrorFormat(r)
+		p := f.Provider()
 		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format 1.0.0 covers chat completions, completions and messages)", r.Method, r.URL.Path)
 		switch {
-		case errors.Is(err, replay.ErrTooLarge):
+		case errors.Is(err, provider.ErrTooLarge):
 			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)
-		case errors.Is(err, replay.ErrBadRequest):
+		case errors.Is(err, provider.ErrBadRequest):
 			status, reason = http.StatusBadRequest, fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)
-		case !errors.Is(err, replay.ErrNotLLMCall):
+		case !errors.Is(err, provider.ErrNotLLMCall):
 			status, reason = http.StatusBadRequest, fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)
 		}
 		s.addMiss(r.Method+" "+r.URL.Path, &miss{reason: reason, p: p, path: r.URL.Path})
 		s.logf("replay: %s %s → %d (%s)", r.Method, r.URL.Path, status, reason)
-		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+reason)
+		provider.WriteStatusError(w, f, status, "traceforge replay: "+reason)
 		return
 	}
 	snap := s.ix.LookupRequest(req)
 	if snap == nil {
-		var src *snapshot.Source
+		var src *source.Source
 		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
 			if ps, err := source.Parse(v); err == nil {
-				src = &snapshot.Source{File: ps.File, Line: ps.Line, Function: ps.Function}
+				src = &ps
 			}
 		}
 		s.addMiss(req.Key, &miss{req: req, src: src, p: req.Provider, path: r.URL.Path})
 		s.logf("replay: %s %s → 404 (no snapshot for key %s)", r.Method, r.URL.Path, req.ID())
-		replay.WriteMiss(w, req)
+		provider.WriteMiss(w, req)
 		return
 	}
 	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
@@ -152,7 +152,7 @@ func (s *ReplayServer) Finish(rep *Report) {
 		m := s.misses[k]
 		out := Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
-			out.Source = m.src.String()
+			out.Source = m.src.Display()
 		}
 		if m.req != nil {
 			out.Endpoint = string(m.req.Endpoint)

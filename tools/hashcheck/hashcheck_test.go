@@ -14,6 +14,7 @@ import (
 	"github.com/traceforge/traceforge/internal/migrate"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
+	"github.com/traceforge/traceforge/internal/source"
 )
 
 // node returns the node binary, failing (never skipping) when the check
@@ -95,12 +96,12 @@ func edgeItems() []snapshottest.Item {
 		"temperature", float64(math.SmallestNonzeroFloat32), "max_tokens", 200, "seed", 7, "top_p", 0.1,
 		"frequency_penalty", -0.5, "presence_penalty", 1e-7, "tools", tools, "x_numbers", numbers,
 		"stream", true, "stream_options", obj("include_usage", true))
-	oaParent.Response = snapshot.Response{Content: "", TokensUsed: 120, LatencyMS: 800, FinishReason: "tool_calls",
+	oaParent.Response = snapshot.Response{LatencyMS: 800, Fields: snapshot.Fields{Content: "", TokensUsed: 120, FinishReason: "tool_calls",
 		ToolCalls: []any{
 			obj("id", "call_abcXYZ", "type", "function", "function", obj("name", "get_weather", "arguments", `{"city":"Paris"}`)),
 			obj("id", "call_def", "type", "function", "function", obj("name", "get_weather", "arguments", `{"city":"Oslo"}`)),
 		},
-		Usage: obj("prompt_tokens", 100, "completion_tokens", 20, "total_tokens", 120), Model: "gpt-4o-mini-2024-07-18", Stream: true,
+		Usage: obj("prompt_tokens", 100, "completion_tokens", 20, "total_tokens", 120), Model: "gpt-4o-mini-2024-07-18"}, Stream: true,
 		Body: obj("id", "chatcmpl-1", "object", "chat.completion", "created", 1767954600, "model", "gpt-4o-mini-2024-07-18",
 			"choices", []any{obj("index", 0, "finish_reason", "tool_calls", "message", obj("role", "assistant", "content", nil))},
 			"x", obj("ｱ", 1, "😀", 2, "a", 3.25))}
@@ -112,7 +113,7 @@ func edgeItems() []snapshottest.Item {
 		obj("role", "tool", "tool_call_id", "call_abcXYZ", "content", `{"temp_c":18}`),
 	}, "temperature", 0, "max_tokens", 200, "seed", 7, "tools", tools, "stream", true)
 	oa.Response.Content = "Paris: 18 °C. Oslo: −3.5 °C ❄"
-	oa.Source = snapshot.Source{File: "agents/wëather.go", Line: 88, Function: "(*Agent).Answer"}
+	oa.Source = source.Source{File: "agents/wëather.go", Line: 88, Function: "(*Agent).Answer"}
 
 	an := snapshottest.AnthropicMessage("tools")
 	an.Headers = obj("anthropic-version", "2023-06-01", "anthropic-beta", "tools-2024-04-04")
@@ -131,8 +132,8 @@ func edgeItems() []snapshottest.Item {
 				obj("type", "tool_result", "tool_use_id", "toolu_01B", "content", []any{obj("type", "text", "text", "7°C, rain")}),
 			}),
 		})
-	an.Response = snapshot.Response{Content: "Oslo 3 °C snow; Bergen 7 °C rain. 🌨️", TokensUsed: 321, LatencyMS: 1234, FinishReason: "end_turn",
-		Usage: obj("input_tokens", 300, "output_tokens", 21, "cache_read_input_tokens", 0), Model: "claude-sonnet-4-5-20250929", Stream: true}
+	an.Response = snapshot.Response{LatencyMS: 1234, Stream: true, Fields: snapshot.Fields{Content: "Oslo 3 °C snow; Bergen 7 °C rain. 🌨️", TokensUsed: 321, FinishReason: "end_turn",
+		Usage: obj("input_tokens", 300, "output_tokens", 21, "cache_read_input_tokens", 0), Model: "claude-sonnet-4-5-20250929"}}
 
 	anParent := snapshottest.AnthropicMessage("Weather in Oslo and Bergen?")
 	anParent.Headers = an.Headers
@@ -142,8 +143,8 @@ func edgeItems() []snapshottest.Item {
 
 	completion := snapshottest.OpenAIChat("completion")
 	completion.Request = obj("model", "gpt-3.5-turbo-instruct", "prompt", "Say \"ok\" ✓", "temperature", 0, "max_tokens", 5, "seed", 1, "stop", "\n", "top_p", nil)
-	completion.Response = snapshot.Response{Content: "ok", TokensUsed: 6, LatencyMS: 90, FinishReason: "stop",
-		Usage: obj("prompt_tokens", 4, "completion_tokens", 2, "total_tokens", 6)}
+	completion.Response = snapshot.Response{LatencyMS: 90, Fields: snapshot.Fields{Content: "ok", TokensUsed: 6, FinishReason: "stop",
+		Usage: obj("prompt_tokens", 4, "completion_tokens", 2, "total_tokens", 6)}}
 	completion.Time = time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600))
 
 	return []snapshottest.Item{oaParent, oa, an, anParent, completion,

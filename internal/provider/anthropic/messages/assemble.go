@@ -1,13 +1,16 @@
-package provider
+package messages
 
 import (
 	"bytes"
+
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// anthropicAssembler builds a Messages API response from its stream, the
+// assembler builds a Messages API response from its stream, the
 // way the official SDKs accumulate it: start from message_start.message;
 // content_block_start puts a block at its index; content_block_delta applies
 // text_delta (text), input_json_delta (partial_json accumulated and parsed at
@@ -15,11 +18,11 @@ import (
 // signature_delta and citations_delta; message_delta overwrites the
 // message's stop_reason, stop_sequence (and any other member of its delta)
 // and every non-null usage member; ping and unknown events are ignored; an
-// error event breaks the stream (ErrStreamError); a stream without
+// error event breaks the stream (provider.ErrStreamError); a stream without
 // message_stop is broken. The event type is the "event:" field, or the data's
 // "type" when the line is missing.
-type anthropicAssembler struct {
-	sse       sseParser
+type assembler struct {
+	sse       provider.SSEParser
 	err       error
 	streamErr error
 	msg       map[string]any
@@ -33,71 +36,71 @@ type blockState struct {
 	jsonMode bool
 }
 
-func (a *anthropicAssembler) Write(p []byte) (int, error) {
+func (a *assembler) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return len(p), a.err
 	}
 	if a.streamErr != nil || a.stopped {
 		return len(p), nil
 	}
-	if err := a.sse.feed(p, a.event); err != nil {
+	if err := a.sse.Feed(p, a.event); err != nil {
 		a.err = err
 		return len(p), err
 	}
 	return len(p), nil
 }
 
-func (a *anthropicAssembler) event(ev sseEvent) error {
+func (a *assembler) event(ev provider.SSEEvent) error {
 	if a.stopped || a.streamErr != nil {
 		return nil
 	}
-	v, err := decodeValue(bytes.TrimSpace(ev.data))
-	name := ev.name
+	v, err := provider.DecodeValue(bytes.TrimSpace(ev.Data))
+	name := ev.Name
 	if name == "" {
 		if m, ok := v.(map[string]any); ok {
 			name, _ = m["type"].(string)
 		}
 	}
 	if name == "error" {
-		a.streamErr = streamError(ev.num, v)
+		a.streamErr = provider.StreamError(ev.Num, v)
 		return nil
 	}
 	if name == "ping" {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("event %d (%s): %w", ev.num, name, err)
+		return fmt.Errorf("event %d (%s): %w", ev.Num, name, err)
 	}
 	data, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", ErrMalformed, ev.num, name, typeName(v))
+		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", provider.ErrMalformed, ev.Num, name, provider.TypeName(v))
 	}
-	at := fmt.Sprintf("event %d (%s)", ev.num, name)
+	at := fmt.Sprintf("event %d (%s)", ev.Num, name)
 	if name != "message_start" && a.msg == nil {
 		switch name {
 		case "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop":
-			return fmt.Errorf("%w: %s before message_start", ErrMalformed, at)
+			return fmt.Errorf("%w: %s before message_start", provider.ErrMalformed, at)
 		}
 	}
 	switch name {
 	case "message_start":
 		if a.msg != nil {
-			return fmt.Errorf("%w: %s: second message_start", ErrMalformed, at)
+			return fmt.Errorf("%w: %s: second message_start", provider.ErrMalformed, at)
 		}
 		m, ok := data["message"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /message is %s, not an object", ErrMalformed, at, typeName(data["message"]))
+			return fmt.Errorf("%w: %s: /message is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["message"]))
 		}
 		a.msg = m
 		if c, present := m["content"]; present && c != nil {
 			arr, ok := c.([]any)
 			if !ok {
-				return fmt.Errorf("%w: %s: /message/content is %s, not an array", ErrMalformed, at, typeName(c))
+				return fmt.Errorf("%w: %s: /message/content is %s, not an array", provider.ErrMalformed, at, provider.TypeName(c))
 			}
 			for i, b := range arr {
 				bm, ok := b.(map[string]any)
 				if !ok {
-					return fmt.Errorf("%w: %s: /message/content/%d is %s, not an object", ErrMalformed, at, i, typeName(b))
+					return fmt.Errorf("%w: %s: /message/content/%d is %s, not an object", provider.ErrMalformed, at, i, provider.TypeName(b))
 				}
 				a.blocks[int64(i)] = &blockState{block: bm}
 			}
@@ -109,7 +112,7 @@ func (a *anthropicAssembler) event(ev sseEvent) error {
 		}
 		b, ok := data["content_block"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /content_block is %s, not an object", ErrMalformed, at, typeName(data["content_block"]))
+			return fmt.Errorf("%w: %s: /content_block is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["content_block"]))
 		}
 		a.blocks[i] = &blockState{block: b}
 	case "content_block_delta":
@@ -119,11 +122,11 @@ func (a *anthropicAssembler) event(ev sseEvent) error {
 		}
 		bs := a.blocks[i]
 		if bs == nil {
-			return fmt.Errorf("%w: %s: delta for block %d before its content_block_start", ErrMalformed, at, i)
+			return fmt.Errorf("%w: %s: delta for block %d before its content_block_start", provider.ErrMalformed, at, i)
 		}
 		d, ok := data["delta"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta is %s, not an object", ErrMalformed, at, typeName(data["delta"]))
+			return fmt.Errorf("%w: %s: /delta is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["delta"]))
 		}
 		if err := bs.apply(at, d); err != nil {
 			return err
@@ -135,7 +138,7 @@ func (a *anthropicAssembler) event(ev sseEvent) error {
 		}
 		bs := a.blocks[i]
 		if bs == nil {
-			return fmt.Errorf("%w: %s: stop for block %d before its content_block_start", ErrMalformed, at, i)
+			return fmt.Errorf("%w: %s: stop for block %d before its content_block_start", provider.ErrMalformed, at, i)
 		}
 		if err := bs.finish(at); err != nil {
 			return err
@@ -165,9 +168,9 @@ func (a *anthropicAssembler) event(ev sseEvent) error {
 }
 
 func blockIndex(at string, data map[string]any) (int64, error) {
-	n, ok := asInt(data["index"])
+	n, ok := provider.AsInt(data["index"])
 	if !ok || n < 0 || n > 1<<16 {
-		return 0, fmt.Errorf("%w: %s: /index is not a small integer ≥ 0", ErrMalformed, at)
+		return 0, fmt.Errorf("%w: %s: /index is not a small integer ≥ 0", provider.ErrMalformed, at)
 	}
 	return n, nil
 }
@@ -176,7 +179,7 @@ func (bs *blockState) apply(at string, d map[string]any) error {
 	appendString := func(field, key string) error {
 		s, ok := d[key].(string)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta/%s is %s, not a string", ErrMalformed, at, key, typeName(d[key]))
+			return fmt.Errorf("%w: %s: /delta/%s is %s, not a string", provider.ErrMalformed, at, key, provider.TypeName(d[key]))
 		}
 		prev, _ := bs.block[field].(string)
 		bs.block[field] = prev + s
@@ -192,7 +195,7 @@ func (bs *blockState) apply(at string, d map[string]any) error {
 	case "input_json_delta":
 		s, ok := d["partial_json"].(string)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta/partial_json is %s, not a string", ErrMalformed, at, typeName(d["partial_json"]))
+			return fmt.Errorf("%w: %s: /delta/partial_json is %s, not a string", provider.ErrMalformed, at, provider.TypeName(d["partial_json"]))
 		}
 		bs.jsonMode = true
 		bs.partial.WriteString(s)
@@ -215,7 +218,7 @@ func (bs *blockState) finish(at string) error {
 		bs.block["input"] = map[string]any{}
 		return nil
 	}
-	v, err := decodeValue([]byte(text))
+	v, err := provider.DecodeValue([]byte(text))
 	if err != nil {
 		return fmt.Errorf("%s: input of block: %w", at, err)
 	}
@@ -223,7 +226,7 @@ func (bs *blockState) finish(at string) error {
 	return nil
 }
 
-func (a *anthropicAssembler) Done() (map[string]any, error) {
+func (a *assembler) Done() (map[string]any, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -231,10 +234,10 @@ func (a *anthropicAssembler) Done() (map[string]any, error) {
 		return nil, a.streamErr
 	}
 	if a.msg == nil {
-		return nil, fmt.Errorf("%w: no message_start in %d events", ErrBrokenStream, a.sse.count)
+		return nil, fmt.Errorf("%w: no message_start in %d events", provider.ErrBrokenStream, a.sse.Events())
 	}
 	if !a.stopped {
-		return nil, fmt.Errorf("%w: no message_stop after %d events", ErrBrokenStream, a.sse.count)
+		return nil, fmt.Errorf("%w: no message_stop after %d events", provider.ErrBrokenStream, a.sse.Events())
 	}
 	idx := make([]int64, 0, len(a.blocks))
 	for i := range a.blocks {
@@ -243,13 +246,13 @@ func (a *anthropicAssembler) Done() (map[string]any, error) {
 	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
 	for _, i := range idx {
 		if a.blocks[i].jsonMode {
-			return nil, fmt.Errorf("%w: block %d has no content_block_stop", ErrBrokenStream, i)
+			return nil, fmt.Errorf("%w: block %d has no content_block_stop", provider.ErrBrokenStream, i)
 		}
 	}
-	body := deepCopy(a.msg).(map[string]any)
+	body := provider.DeepCopy(a.msg).(map[string]any)
 	content := make([]any, 0, len(idx))
 	for _, i := range idx {
-		content = append(content, deepCopy(a.blocks[i].block))
+		content = append(content, provider.DeepCopy(a.blocks[i].block))
 	}
 	body["content"] = content
 	return body, nil

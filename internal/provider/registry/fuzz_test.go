@@ -1,10 +1,11 @@
-package replay
+package registry_test
 
 import (
 	"net/http"
 	"regexp"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -22,14 +23,14 @@ func FuzzParse(f *testing.F) {
 		if version != "" {
 			h.Set("anthropic-version", version)
 		}
-		req, err := Parse(method, path, h, body)
+		req, err := registry.Parse(method, path, h, body)
 		if err != nil {
 			return
 		}
 		if !hex64.MatchString(req.Key) || !snapshot.ValidID(req.ID()) {
 			t.Fatalf("key %q, id %q", req.Key, req.ID())
 		}
-		again, err := Parse(method, path, h, body)
+		again, err := registry.Parse(method, path, h, body)
 		if err != nil || again.Key != req.Key {
 			t.Fatalf("Parse is not deterministic: %v %q %q", err, req.Key, again.Key)
 		}

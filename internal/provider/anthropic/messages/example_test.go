@@ -1,12 +1,13 @@
-package provider_test
+package messages_test
 
 import (
 	"fmt"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
 )
 
-func ExampleExtract() {
+func ExampleFormat_Fields() {
 	body, err := provider.Decode([]byte(`{
 	  "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
 	  "type": "message",
@@ -23,7 +24,7 @@ func ExampleExtract() {
 	if err != nil {
 		panic(err)
 	}
-	f, err := provider.Extract(provider.Anthropic, provider.Messages, body)
+	f, err := messages.New().Fields(body)
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,233 @@
+package provider
+
+import (
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// Format is one provider wire format (one API endpoint family, e.g. OpenAI
+// chat completions): everything traceforge knows about its requests,
+// responses, streams and errors. Record, replay, verify, live, check and the
+// Go transport reach a Format only through the registry
+// (internal/provider/registry), never by naming a sub-package.
+//
+// A Format works on generic JSON (map[string]any with numbers as json.Number,
+// see Decode), never on SDK types, so unknown provider fields survive. Every
+// method is safe for concurrent use; a Format holds no state.
+//
+// Adding a wire format (docs/architecture.md, "Wire layer"): write a
+// sub-package internal/provider/<provider>/<format> with a type implementing
+// Format (and UsageInjector only when the proxy may add a usage option), its
+// request schema fragment in internal/schema, fixtures and tests, then add it
+// to the list in registry.Formats. Nothing else changes.
+type Format interface {
+	// Provider is the snapshot folder the format's records go to
+	// ("openai", "anthropic", …). Several formats share a provider.
+	Provider() Name
+	// Endpoint is the format's key endpoint, the E of the request key
+	// (DESIGN §4), e.g. "/v1/chat/completions". Formats whose key endpoint
+	// depends on the path (Gemini: the model is in the path) return their
+	// pattern here and the concrete endpoint from Route.
+	Endpoint() Endpoint
+	// Route reports whether the format owns an HTTP call, and its key
+	// endpoint. path is the URL path without query; any prefix the
+	// application's base URL adds is allowed. The method is part of the
+	// route (GET /v1/responses/{id} is not the POST route).
+	Route(method, path string) (Endpoint, bool)
+	// OwnsRecord reports whether a stored request of the format's provider
+	// belongs to this format. Format 1.0.0 records carry no endpoint, so
+	// it is derived from the body (DESIGN §11 "Keys and lookups": openai +
+	// "messages" → chat, openai + "prompt" → completions). Among the formats
+	// of one provider the registry asks in list order and falls back to the
+	// provider's first format.
+	OwnsRecord(request map[string]any) bool
+	// Streams reports whether a call is answered as a stream. Format 1.0.0:
+	// the body has "stream": true. (Gemini decides by path, Ollama streams
+	// unless "stream": false, which is why both arguments are given.)
+	Streams(path string, body map[string]any) bool
+
+	// NormalizeStored applies the stored normalization (DESIGN §11, closed
+	// list) in place: what is stored, keyed and sent by --live.
+	NormalizeStored(request map[string]any)
+	// KeyRequest returns the copy of a stored request the key is computed
+	// over: the key-only normalization (DESIGN §11, closed list: stream
+	// fields dropped, tool-call ids renumbered, …). It never modifies
+	// request. kc may be nil; formats whose key depends on other snapshots
+	// (Responses' previous_response_id) use it to resolve them.
+	KeyRequest(request map[string]any, kc *KeyContext) map[string]any
+
+	// LiveBody is the body `verify --live` posts to the key endpoint for a
+	// stored request: the request without its transport-only members
+	// (stream, stream_options; Gemini will also drop the "model" it took
+	// from the path). It never modifies request.
+	LiveBody(request map[string]any) map[string]any
+
+	// Fields derives the record's normalized response fields from a final
+	// body in the format's non-streamed shape (for a stream: the
+	// Assembler's result). Errors wrap ErrMalformed or ErrNoUsage.
+	Fields(body map[string]any) (snapshot.Fields, error)
+	// NewAssembler returns a fresh assembler for one streamed answer.
+	NewAssembler() Assembler
+	// StreamContentType is the Content-Type of the format's streams
+	// ("text/event-stream; charset=utf-8" for SSE; NDJSON formats differ).
+	StreamContentType() string
+	// SynthesizeStream writes a correct stream carrying body (replay of a
+	// streamed request), one Write (and flush) per event, deterministic.
+	// includeUsage asks for the usage chunk where the format has one.
+	SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error
+	// SynthesizeBody builds a non-streamed body from normalized fields for a
+	// snapshot stored without one (migrated from format 0.9.0), with the
+	// placeholders docs/format.md lists; nil when the format has no such
+	// snapshots.
+	SynthesizeBody(snapshotID string, created time.Time, requestModel string, f snapshot.Fields) map[string]any
+
+	// ErrorBody is an error in the provider's shape (code is OpenAI's error
+	// code; "" = null, ignored where the shape has none).
+	ErrorBody(typ, code, message string) []byte
+	// ErrorType is the provider's error type for an HTTP status traceforge
+	// answers itself (bad JSON, too large, upstream unreachable, …).
+	ErrorType(status int) string
+	// MissError is the error type and code of a replay miss (404).
+	MissError() (typ, code string)
+
+	// RequestSchema is the JSON pointer, inside the embedded
+	// snapshot-file.schema.json, of the definition its stored requests
+	// are validated against.
+	RequestSchema() string
+}
+
+// UsageInjector is the optional capability of a format whose streams carry
+// token usage only on request (OpenAI chat and completions:
+// stream_options.include_usage). The recording proxy then asks for usage
+// itself and strips it from what the application gets (DESIGN §11).
+type UsageInjector interface {
+	// IncludesUsage reports whether the application already asked for
+	// usage in the stream.
+	IncludesUsage(body map[string]any) bool
+	// InjectUsage returns the raw body with the usage option set; false
+	// when the body cannot be rewritten (the upstream then answers it as it
+	// sees fit).
+	InjectUsage(body []byte) ([]byte, bool)
+	// NewUsageStripper wraps w so that the usage the proxy added is removed
+	// from the stream the application reads.
+	NewUsageStripper(w io.Writer, flush func()) io.WriteCloser
+}
+
+// KeyContext is what key computation may need beyond the request itself.
+// The zero value (or nil) resolves nothing.
+type KeyContext struct {
+	// ResponseSnapshot maps a response id the provider minted to the id of
+	// the snapshot that recorded it (record and replay keep this map), so a
+	// chained request can be keyed by its parent snapshot. nil = unknown.
+	ResponseSnapshot func(responseID string) (snapshotID string, ok bool)
+}
+
+// Renumberer renumbers ids in order of first appearance (DESIGN §4): the
+// same id always gets the same number, prefix+"1", prefix+"2", …. Non-string
+// values are kept. The zero value is not usable; use NewRenumberer.
+type Renumberer struct {
+	prefix string
+	ids    map[string]string
+}
+
+// NewRenumberer returns a Renumberer writing prefix+N.
+func NewRenumberer(prefix string) *Renumberer {
+	return &Renumberer{prefix: prefix, ids: map[string]string{}}
+}
+
+// ID returns the number of id.
+func (r *Renumberer) ID(id any) any {
+	s, ok := id.(string)
+	if !ok {
+		return id
+	}
+	if n, ok := r.ids[s]; ok {
+		return n
+	}
+	n := r.prefix + strconv.Itoa(len(r.ids)+1)
+	r.ids[s] = n
+	return n
+}
+
+// RewriteMessages replaces request["messages"], when it is an array, by
+// RewriteEach of it: the key-only rules of chat-like formats rewrite each
+// message of a copy.
+func RewriteMessages(request map[string]any, fn func(msg map[string]any)) {
+	if msgs, ok := request["messages"].([]any); ok {
+		request["messages"] = RewriteEach(msgs, fn)
+	}
+}
+
+// RewriteEach returns a copy of list in which every object element is a
+// shallow copy handed to fn to rewrite; other elements are kept as they are.
+// list and its elements are never modified.
+func RewriteEach(list []any, fn func(obj map[string]any)) []any {
+	out := make([]any, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			out[i] = e
+			continue
+		}
+		c := maps.Clone(m)
+		fn(c)
+		out[i] = c
+	}
+	return out
+}
+
+// WithoutStream is a shallow copy of request without "stream" and
+// "stream_options", the first key-only rule of every SSE format.
+func WithoutStream(request map[string]any) map[string]any {
+	r := make(map[string]any, len(request))
+	for k, v := range request {
+		if k == "stream" || k == "stream_options" {
+			continue
+		}
+		r[k] = v
+	}
+	return r
+}
+
+// optionalRequestFields are the optional fields of DESIGN §3 whose explicit
+// null is stored as absent.
+var optionalRequestFields = []string{
+	"top_p", "frequency_penalty", "presence_penalty", "seed", "stop", "tools",
+	"stop_sequences", "top_k", "system", "tool_choice", "metadata",
+	"max_completion_tokens", "n", "best_of", "user", "response_format",
+	"logit_bias", "logprobs", "top_logprobs", "parallel_tool_calls", "stream_options",
+}
+
+// DropNullOptionals is the stored normalization shared by every format of
+// format 1.0.0: an explicit null on an optional field of DESIGN §3 is
+// stored as absent.
+func DropNullOptionals(request map[string]any) {
+	for _, f := range optionalRequestFields {
+		if v, ok := request[f]; ok && v == nil {
+			delete(request, f)
+		}
+	}
+}
+
+// StreamFlag reports whether body has "stream": true (DESIGN §11: a request
+// of format 1.0.0 streams iff it does).
+func StreamFlag(body map[string]any) bool {
+	s, _ := body["stream"].(bool)
+	return s
+}
+
+// SSEContentType is the Content-Type of server-sent-event streams.
+const SSEContentType = "text/event-stream; charset=utf-8"
+
+// IsStream reports whether an upstream answer with Content-Type contentType
+// is a stream in f's framing: its media type (before any parameter, case
+// ignored) starts like f's StreamContentType.
+func IsStream(f Format, contentType string) bool {
+	want, _, _ := strings.Cut(f.StreamContentType(), ";")
+	return strings.HasPrefix(strings.ToLower(contentType), strings.ToLower(strings.TrimSpace(want)))
+}

@@ -1,0 +1,185 @@
+package registry_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/schema"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
+)
+
+// TestFormatsAreConsistent: every registered format routes its own key
+// endpoint, is found again by Lookup, names a request schema definition
+// that exists, and (provider, endpoint) pairs are unique.
+func TestFormatsAreConsistent(t *testing.T) {
+	src, err := schema.Source("snapshot-file.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range registry.Formats() {
+		id := string(f.Provider()) + " " + string(f.Endpoint())
+		if seen[id] {
+			t.Errorf("%s registered twice", id)
+		}
+		seen[id] = true
+		if got, e, ok := registry.Route("POST", "/prefix"+string(f.Endpoint())); !ok || got != f || e != f.Endpoint() {
+			t.Errorf("%s: Route of its own endpoint = %v %q %v", id, got, e, ok)
+		}
+		if _, ok := f.Route("GET", string(f.Endpoint())); ok {
+			t.Errorf("%s: GET must not be routed", id)
+		}
+		if registry.Lookup(f.Provider(), f.Endpoint()) != f {
+			t.Errorf("%s: Lookup does not find it", id)
+		}
+		ptr := f.RequestSchema()
+		name, ok := strings.CutPrefix(ptr, "#/$defs/")
+		if !ok || doc.Defs[name] == nil {
+			t.Errorf("%s: RequestSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
+		}
+		if f.StreamContentType() != provider.SSEContentType {
+			t.Errorf("%s: format 1.0.0 formats stream SSE, got %q", id, f.StreamContentType())
+		}
+		req := map[string]any{"model": "m", "stream": true, "stream_options": map[string]any{"include_usage": true}}
+		if live := f.LiveBody(req); len(live) != 1 || live["model"] != "m" || len(req) != 3 {
+			t.Errorf("%s: LiveBody = %v (input now %v); want the request without stream fields", id, live, req)
+		}
+		if !f.Streams("", map[string]any{"stream": true}) || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
+			t.Errorf("%s: a 1.0.0 call streams iff \"stream\": true", id)
+		}
+	}
+	if registry.ForProvider("mistral") != nil || registry.ForRecord("mistral", nil) != nil || registry.Lookup(provider.OpenAI, provider.Messages) != nil {
+		t.Error("unknown providers and pairs must give nil")
+	}
+	if _, err := registry.RequestKey("mistral", map[string]any{}, nil); err == nil {
+		t.Error("RequestKey of an unknown provider must fail")
+	}
+}
+
+// TestUsageInjectionIsACapability: only chat and completions let the proxy
+// ask for usage (DESIGN §12.9 item 1), and IncludesUsage reads the option.
+func TestUsageInjectionIsACapability(t *testing.T) {
+	for _, f := range registry.Formats() {
+		inj, ok := f.(provider.UsageInjector)
+		want := f.Provider() == provider.OpenAI
+		if ok != want {
+			t.Errorf("%s %s: UsageInjector = %v, want %v", f.Provider(), f.Endpoint(), ok, want)
+		}
+		if !ok {
+			continue
+		}
+		if !inj.IncludesUsage(map[string]any{"stream_options": map[string]any{"include_usage": true}}) || inj.IncludesUsage(map[string]any{"stream": true}) {
+			t.Errorf("%s: IncludesUsage", f.Endpoint())
+		}
+	}
+}
+
+// TestErrorTypes: the error type of every status traceforge answers itself,
+// per provider (the record proxy's 502 is api_error for Anthropic).
+func TestErrorTypes(t *testing.T) {
+	oa, an := registry.ForProvider(provider.OpenAI), registry.ForProvider(provider.Anthropic)
+	for status, want := range map[int][2]string{
+		http.StatusBadRequest:            {"invalid_request_error", "invalid_request_error"},
+		http.StatusForbidden:             {"invalid_request_error", "permission_error"},
+		http.StatusNotFound:              {"invalid_request_error", "not_found_error"},
+		http.StatusRequestEntityTooLarge: {"invalid_request_error", "request_too_large"},
+		http.StatusInternalServerError:   {"server_error", "api_error"},
+		http.StatusBadGateway:            {"server_error", "api_error"},
+	} {
+		if got := [2]string{oa.ErrorType(status), an.ErrorType(status)}; got != want {
+			t.Errorf("status %d: %v, want %v", status, got, want)
+		}
+	}
+	if typ, code := oa.MissError(); typ != "invalid_request_error" || code != "traceforge_snapshot_not_found" {
+		t.Errorf("openai miss: %s %s", typ, code)
+	}
+	if typ, code := an.MissError(); typ != "not_found_error" || code != "" {
+		t.Errorf("anthropic miss: %s %s", typ, code)
+	}
+}
+
+// TestErrorFormat: a request that may not parse gets the error shape of its
+// route, else Anthropic's with anthropic-version or a /messages path, else
+// OpenAI's.
+func TestErrorFormat(t *testing.T) {
+	for _, c := range []struct {
+		method, path, version string
+		want                  provider.Name
+	}{
+		{"POST", "/v1/chat/completions", "2023-06-01", provider.OpenAI},
+		{"POST", "/v1/messages", "", provider.Anthropic},
+		{"GET", "/v1/models", "2023-06-01", provider.Anthropic},
+		{"POST", "/v1/threads/t/messages", "", provider.Anthropic},
+		{"POST", "/v1/embeddings", "", provider.OpenAI},
+	} {
+		r, _ := http.NewRequest(c.method, "http://127.0.0.1"+c.path, nil)
+		if c.version != "" {
+			r.Header.Set("anthropic-version", c.version)
+		}
+		if got := registry.ErrorFormat(r).Provider(); got != c.want {
+			t.Errorf("%s %s (%q): %s, want %s", c.method, c.path, c.version, got, c.want)
+		}
+	}
+}
+
+// TestParse: the route's format, the streaming and include_usage flags
+// (read before the stored normalization), the stored normalization and the
+// stored headers.
+func TestParse(t *testing.T) {
+	h := http.Header{}
+	h.Add("anthropic-beta", "a")
+	h.Add("anthropic-beta", "b")
+	r, err := registry.Parse("POST", "/v1/chat/completions?x=1", h, []byte(`{"model":"m","messages":[],"stop":"END","seed":null,"stream":true,"stream_options":{"include_usage":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Format != registry.Lookup(provider.OpenAI, provider.ChatCompletions) || !r.Stream || !r.IncludeUsage {
+		t.Errorf("parsed %+v", r)
+	}
+	if s, _ := r.Body["stop"].([]any); len(s) != 1 || r.Body["seed"] != nil {
+		t.Errorf("stored normalization not applied: %v", r.Body)
+	}
+	if _, ok := r.Body["seed"]; ok {
+		t.Error("explicit null seed must be absent")
+	}
+	if r.Headers["anthropic-beta"] != "a,b" {
+		t.Errorf("headers %v", r.Headers)
+	}
+	key, _ := registry.RequestKey("openai", r.Body, r.Headers)
+	if key != r.Key || r.ID() != snapshot.IDOf(key) {
+		t.Errorf("key %s, want %s", r.Key, key)
+	}
+}
+
+// TestNewRecord: registry.NewRecord computes the id and the lineage.
+func TestNewRecord(t *testing.T) {
+	req := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`)
+	rec, key, err := registry.NewRecord("openai", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), sourceOf("a.go"), req, nil,
+		snapshot.Response{Fields: snapshot.Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, turn, ok, _ := registry.Lineage("openai", req, nil)
+	lin, _ := rec["lineage"].(map[string]any)
+	if !ok || rec["id"] != snapshot.IDOf(key) || lin["parent_id"] != parent || lin["turn"] != int64(turn) {
+		t.Errorf("record %v, key %s", rec, key)
+	}
+	if !bytes.HasPrefix([]byte(key), []byte(rec["id"].(string))) {
+		t.Error("id is the key prefix")
+	}
+}
+
+func sourceOf(file string) source.Source { return source.Source{File: file, Line: 1, Function: "f"} }

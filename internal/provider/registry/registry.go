@@ -1,0 +1,274 @@
+// Package registry is the list of traceforge's wire formats and everything
+// that needs the whole list: routing an HTTP call to its format, finding
+// the format of a stored record, parsing a request into its key, and the
+// key, key object and lineage of a stored request. Record, replay, verify,
+// live, check and the Go transport talk to this package, never to a format's
+// sub-package.
+//
+// Layers (imports point down only): cmd → cli → record/verify/migrate →
+// check → provider/registry → provider/<formats> → provider → snapshot →
+// schema.
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
+	"github.com/traceforge/traceforge/internal/provider/openai/chat"
+	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/source"
+)
+
+// formats is the explicit list of wire formats, in lookup order: Route
+// asks each in turn, and among the formats of one provider the first is the
+// provider's default (ForRecord, ForProvider). A new format is one line here.
+var formats = []provider.Format{
+	chat.New(),
+	completions.New(),
+	messages.New(),
+}
+
+// Formats returns the registered formats in lookup order. The slice must not
+// be modified.
+func Formats() []provider.Format { return formats }
+
+// Route returns the format that owns an HTTP call and its key endpoint. Any
+// path prefix is allowed (base URLs keep their path); a query string or
+// fragment is ignored. Unowned calls (embeddings in format 1.0.0, GET
+// routes, …) are ok=false.
+func Route(method, path string) (provider.Format, provider.Endpoint, bool) {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	for _, f := range formats {
+		if e, ok := f.Route(method, path); ok {
+			return f, e, true
+		}
+	}
+	return nil, "", false
+}
+
+// ForProvider returns the provider's default format (its first in the
+// list), whose error shape every call of that provider can use; nil for an
+// unknown provider.
+func ForProvider(p provider.Name) provider.Format {
+	for _, f := range formats {
+		if f.Provider() == p {
+			return f
+		}
+	}
+	return nil
+}
+
+// Lookup returns the format of a provider and key endpoint (a record's
+// stored endpoint, format 1.1.0); nil when none. A stored endpoint is a path
+// its format routes to itself, so formats whose endpoints are patterns
+// (Gemini's /v1beta/models/{model}:generateContent) are found by Route.
+func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
+	for _, f := range formats {
+		if f.Provider() != p {
+			continue
+		}
+		if f.Endpoint() == e {
+			return f
+		}
+		if got, ok := f.Route("POST", string(e)); ok && got == e {
+			return f
+		}
+	}
+	return nil
+}
+
+// ForRecord returns the format of a stored request of provider p (a
+// snapshot folder name): the first of p's formats whose OwnsRecord accepts
+// it, else p's default format (DESIGN §11 "Keys and lookups": openai +
+// "messages" → chat, openai + "prompt" → completions, anthropic →
+// messages). nil for an unknown provider.
+func ForRecord(p string, request map[string]any) provider.Format {
+	var first provider.Format
+	for _, f := range formats {
+		if string(f.Provider()) != p {
+			continue
+		}
+		if first == nil {
+			first = f
+		}
+		if f.OwnsRecord(request) {
+			return f
+		}
+	}
+	return first
+}
+
+// ErrorFormat returns the format whose error shape suits a request that may
+// not parse: the routed format, else Anthropic's when the request carries
+// anthropic-version or its path ends in /messages, else OpenAI's (DESIGN
+// §11: unknown paths go to the Anthropic upstream when the request carries
+// anthropic-version).
+func ErrorFormat(r *http.Request) provider.Format {
+	if f, _, ok := Route(r.Method, r.URL.Path); ok {
+		return f
+	}
+	if r.Header.Get("anthropic-version") != "" || strings.HasSuffix(r.URL.Path, "/messages") {
+		return ForProvider(provider.Anthropic)
+	}
+	return ForProvider(provider.OpenAI)
+}
+
+// Parse turns a request's method, path, headers and body into a Request:
+// the route's format, the body decoded strictly (snapshot.Decode) with the
+// stored normalization applied, the stored headers, and the key. Errors wrap
+// provider.ErrNotLLMCall or provider.ErrBadRequest.
+//
+// The key is the stored request's (RequestKey): in format 1.0.0 its endpoint
+// is derived from the body (ForRecord, DESIGN §11), exactly as verify
+// recomputes it from the file, even when the route said otherwise (a
+// "messages" body posted to /v1/completions keys as chat). Format 1.1.0
+// stores the route's endpoint instead.
+func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+	f, e, ok := Route(method, path)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
+	}
+	v, err := snapshot.Decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: the body is not a JSON object", provider.ErrBadRequest)
+	}
+	req := &provider.Request{Format: f, Provider: f.Provider(), Endpoint: e, Body: m, Raw: body, Headers: provider.StoredHeaders(header)}
+	req.Stream = f.Streams(path, m)
+	if inj, ok := f.(provider.UsageInjector); ok {
+		req.IncludeUsage = inj.IncludesUsage(m)
+	}
+	f.NormalizeStored(m)
+	req.Key, err = RequestKey(string(req.Provider), m, req.Headers)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+	}
+	return req, nil
+}
+
+// ParseHTTP reads r's body (the caller caps its size, e.g. with serve.Guard)
+// and parses it. The body is consumed. A body over the cap wraps
+// provider.ErrTooLarge.
+func ParseHTTP(r *http.Request) (*provider.Request, error) {
+	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
+		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
+	}
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			if serve.IsMaxBytes(err) {
+				return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
+			}
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+	}
+	return Parse(r.Method, r.URL.Path, r.Header, body)
+}
+
+// NormalizeStored applies the stored normalization of the request's format
+// in place (DESIGN §11); for an unknown provider only explicit nulls on
+// optional fields are dropped.
+func NormalizeStored(p string, request map[string]any) {
+	if f := ForRecord(p, request); f != nil {
+		f.NormalizeStored(request)
+		return
+	}
+	provider.DropNullOptionals(request)
+}
+
+// KeyObject builds the key object {"provider", "endpoint", "request"[,
+// "headers"]} of a stored request (DESIGN §4): the format's key endpoint and
+// its key-only normalization applied to a copy of the request. kc may be
+// nil. Unknown providers are an error.
+func KeyObject(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
+	f := ForRecord(p, request)
+	if f == nil {
+		return nil, fmt.Errorf("unknown provider %q", p)
+	}
+	obj := map[string]any{
+		"provider": p,
+		"endpoint": string(f.Endpoint()),
+		"request":  f.KeyRequest(request, kc),
+	}
+	if len(headers) > 0 {
+		obj["headers"] = headers
+	}
+	return obj, nil
+}
+
+// RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
+// object.
+func RequestKey(p string, request map[string]any, headers map[string]any) (string, error) {
+	obj, err := KeyObject(p, request, headers, nil)
+	if err != nil {
+		return "", err
+	}
+	b, err := snapshot.Canonical(obj)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Lineage computes a record's lineage from its request alone (DESIGN §11):
+// when messages hold an assistant message, the parent is this request with
+// messages cut just before the last assistant message, and turn is the
+// number of assistant messages + 1. ok is false when there is no lineage.
+func Lineage(p string, request map[string]any, headers map[string]any) (parentID string, turn int, ok bool, err error) {
+	msgs, _ := request["messages"].([]any)
+	last, count := -1, 0
+	for i, m := range msgs {
+		if mm, ok := m.(map[string]any); ok && mm["role"] == "assistant" {
+			last = i
+			count++
+		}
+	}
+	if last < 0 {
+		return "", 0, false, nil
+	}
+	parent := maps.Clone(request)
+	parent["messages"] = append([]any(nil), msgs[:last]...)
+	key, err := RequestKey(p, parent, headers)
+	if err != nil {
+		return "", 0, false, fmt.Errorf("lineage: %w", err)
+	}
+	return snapshot.IDOf(key), count + 1, true, nil
+}
+
+// NewRecord assembles a complete record value (snapshot.NewRecord) with the
+// id and lineage computed from the request. The request must already carry
+// the stored normalization. It returns the record and its full key.
+func NewRecord(p string, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response) (map[string]any, string, error) {
+	key, err := RequestKey(p, request, headers)
+	if err != nil {
+		return nil, "", err
+	}
+	var lin *snapshot.Lineage
+	if parent, turn, ok, err := Lineage(p, request, headers); err != nil {
+		return nil, "", err
+	} else if ok {
+		lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
+	}
+	rec, err := snapshot.NewRecord(key, lin, at, src, request, headers, resp)
+	if err != nil {
+		return nil, "", err
+	}
+	return rec, key, nil
+}
