@@ -13,10 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/migrate"
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -187,7 +185,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	}
 	dir := opts.Dir
 	if dir == "" {
-		dir = filepath.Join(root, record.DefaultDir)
+		dir = filepath.Join(root, project.DefaultDir)
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -199,15 +197,14 @@ func NewTransport(opts Options) (*Transport, error) {
 			display = rel
 		}
 	}
-	cfg, err := check.LoadConfig(filepath.Dir(dir))
+	proj, err := project.Open(dir, project.Options{Display: display})
 	if err != nil {
 		return nil, fmt.Errorf("traceforge: %w", err)
 	}
-	opt := check.Options{Config: cfg, CanMigrate: canMigrate}
 	t := &Transport{mode: opts.Mode, display: display, src: SourceTransport{Root: opts.Root}}
 
 	if opts.Mode == Replay {
-		rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate})
+		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate})
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return nil, fmt.Errorf("traceforge: snapshot folder %s: %w (record first: %s=record go test ./...)", display, fs.ErrNotExist, ModeEnv)
 		}
@@ -228,7 +225,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	rec, err := record.New(record.Config{
 		Dir:           dir,
 		Display:       display,
-		Check:         opt,
+		Check:         proj.CheckOptions(),
 		OnlyMissing:   opts.Mode == RecordMissing,
 		Transport:     opts.Upstream,
 		LockPerCommit: true,
@@ -248,8 +245,6 @@ func NewTransport(opts Options) (*Transport, error) {
 	t.handler = rec.Handler()
 	return t, nil
 }
-
-func canMigrate(version string) bool { return migrate.CanMigrate(version, snapshot.Version) }
 
 // Mode returns the transport's mode.
 func (t *Transport) Mode() Mode { return t.mode }

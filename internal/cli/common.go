@@ -1,49 +1,30 @@
 package cli
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 
-	"errors"
-	"os"
-	"path/filepath"
-
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/serve"
-
-	"github.com/traceforge/traceforge/internal/check"
 )
 
-// DefaultDir is the snapshot folder used when --dir is not given.
-const DefaultDir = ".ai-snapshots"
-
-// resolveDir returns the snapshot folder (absolute), how to display it, and the project root.
-func (g *globalOptions) resolveDir(io *IOStreams) (dir, display, root string) {
-	d := g.Dir
-	if d == "" {
-		d = DefaultDir
+// openProject opens the snapshot folder of --dir (exit 2 on a bad config).
+func (g *globalOptions) openProject(io *IOStreams) (*project.Project, error) {
+	p, err := project.Open(g.Dir, project.Options{Base: io.Dir})
+	if err != nil {
+		return nil, projectErr(err)
 	}
-	display = filepath.ToSlash(filepath.Clean(d))
-	if !filepath.IsAbs(d) {
-		base := io.Dir
-		if base == "" {
-			base, _ = os.Getwd()
-		}
-		d = filepath.Join(base, d)
-	}
-	d = filepath.Clean(d)
-	return d, display, filepath.Dir(d)
+	return p, nil
 }
 
-// loadConfig reads the project's .traceforge.json (exit 2 on a bad one).
-func loadConfig(root string) (*check.Config, error) {
-	cfg, err := check.LoadConfig(root)
-	if err != nil {
-		if errors.Is(err, check.ErrConfig) {
-			return nil, withCode(ExitUsage, err, "fix "+check.ConfigName+" (see docs/format.md, \"Policy config\")")
-		}
-		return nil, err
+// projectErr gives a project.Error its exit code (2) and hint.
+func projectErr(err error) error {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		return withCode(ExitUsage, pe.Err, pe.Hint())
 	}
-	return cfg, nil
+	return err
 }
 
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11): the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -354,14 +355,14 @@ func TestGenerateFixtures(t *testing.T) {
 		{"anthropic", []snapshottest.Item{baseItems()[1], snapshottest.AnthropicMessage("Name three prime numbers")}},
 		{"mixed", baseItems()},
 	} {
-		dir := filepath.Join(fixtureRoot, "valid", v.name, DefaultDir)
+		dir := filepath.Join(fixtureRoot, "valid", v.name, project.DefaultDir)
 		os.RemoveAll(filepath.Dir(dir))
 		writeBase(t, dir, v.items...)
 	}
 	for _, fx := range invalidFixtures {
 		root := filepath.Join(fixtureRoot, "invalid", fx.name)
 		os.RemoveAll(root)
-		dir := filepath.Join(root, DefaultDir)
+		dir := filepath.Join(root, project.DefaultDir)
 		if mk, ok := rebuilt[fx.name]; ok {
 			writeBase(t, dir, mk()...)
 			continue

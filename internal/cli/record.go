@@ -91,12 +91,11 @@ func recordRun(o *recordOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, display, root := o.Global.resolveDir(io)
-	cfg, err := loadConfig(root)
+	proj, err := o.Global.openProject(io)
 	if err != nil {
 		return err
 	}
-	st := &snapshot.Store{Dir: dir}
+	dir, display, st := proj.Dir, proj.Display, proj.Store
 	unlock, err := st.Lock()
 	if err != nil {
 		if errors.Is(err, snapshot.ErrLocked) {
@@ -146,7 +145,7 @@ func recordRun(o *recordOptions) error {
 		Display:           display,
 		OpenAIUpstream:    oa.String(),
 		AnthropicUpstream: an.String(),
-		Check:             check.Options{Config: cfg, CanMigrate: canMigrate},
+		Check:             proj.CheckOptions(),
 		OnlyMissing:       o.OnlyMissing,
 		AllowHosts:        allow,
 		Now:               now,

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -62,19 +62,18 @@ func newSnapshotListCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 
 // loadSet runs the static checks (list and show display what they find).
 func loadSet(io *IOStreams, g *globalOptions) (*check.SetResult, string, error) {
-	dir, display, root := g.resolveDir(io)
-	cfg, err := loadConfig(root)
+	proj, err := g.openProject(io)
 	if err != nil {
 		return nil, "", err
 	}
-	_, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate})
+	if err := proj.Require("record snapshots first, or point --dir at the folder"); err != nil {
+		return nil, "", projectErr(err)
+	}
+	_, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate})
 	if err != nil {
-		if errors.Is(err, verify.ErrNoSnapshotDir) {
-			return nil, "", withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first, or point --dir at the folder")
-		}
 		return nil, "", withCode(ExitFailed, err, "")
 	}
-	return set, display, nil
+	return set, proj.Display, nil
 }
 
 type listRow struct {
@@ -230,15 +229,14 @@ func newSnapshotReindexCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 }
 
 func reindexRun(o *reindexOptions) error {
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Global.openProject(o.IO)
 	if err != nil {
 		return err
 	}
-	st := &snapshot.Store{Dir: dir}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "point --dir at the snapshot folder")
+	if err := proj.Require("point --dir at the snapshot folder"); err != nil {
+		return projectErr(err)
 	}
+	st, display := proj.Store, proj.Display
 	unlock, err := st.Lock()
 	if err != nil {
 		if errors.Is(err, snapshot.ErrLocked) {
@@ -248,7 +246,7 @@ func reindexRun(o *reindexOptions) error {
 	}
 	defer unlock()
 	removed := st.CleanTemp()
-	res, err := check.Reindex(st, display, check.Options{Config: cfg, CanMigrate: canMigrate}, now())
+	res, err := check.Reindex(st, display, proj.CheckOptions(), now())
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}

@@ -7,16 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/migrate"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 func init() { snapshotSubcommands = append(snapshotSubcommands, newSnapshotMigrateCmd) }
-
-// migratable reports whether a registered migration path leads from version
-// to the current format (verify's hint asks this).
-func migratable(version string) bool { return migrate.CanMigrate(version, snapshot.Version) }
 
 type migrateOptions struct {
 	IO     *IOStreams
@@ -63,14 +58,14 @@ func migrateRun(o *migrateOptions) error {
 	if o.From == "" || o.To == "" {
 		return usageErr("e.g. traceforge snapshot migrate --from 0.9.0 --to "+snapshot.Version+" ("+supported+")", "--from and --to are both required")
 	}
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Global.openProject(o.IO)
 	if err != nil {
 		return err
 	}
+	display := proj.Display
 	res, err := migrate.Run(migrate.Options{
-		Dir: dir, Display: display, From: o.From, To: o.To, DryRun: o.DryRun,
-		Check: check.Options{Config: cfg, CanMigrate: migratable},
+		Dir: proj.Dir, Display: display, From: o.From, To: o.To, DryRun: o.DryRun,
+		Check: proj.CheckOptions(),
 		Now:   now,
 	})
 	var refused *migrate.RefusedError

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -181,8 +181,7 @@ func verifyRun(o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Global.openProject(o.IO)
 	if err != nil {
 		return err
 	}
@@ -195,12 +194,12 @@ func verifyRun(o *verifyOptions) error {
 		}
 	}
 	staticOnly := len(o.Command) == 0 && !o.Serve && !o.Live
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard, Slim: staticOnly})
+	if err := proj.Require("record snapshots first (traceforge record -- <command>), or point --dir at the folder"); err != nil {
+		return projectErr(err)
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly})
 	if err != nil {
-		if errors.Is(err, verify.ErrNoSnapshotDir) {
-			return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first (traceforge record -- <command>), or point --dir at the folder")
-		}
-		return withCode(ExitFailed, fmt.Errorf("read %s: %w", display, err), "check the folder's permissions")
+		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
 	}
 	rep.FailOnUnused = o.FailOnUnused
 	if shard != nil {
@@ -426,9 +425,6 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.S
 	}
 	return nil
 }
-
-// canMigrate reports whether snapshot migrate knows a path from version.
-var canMigrate = migratable
 
 // writeReport renders rep to --output (atomically) or standard output.
 func writeReport(io *IOStreams, rep *verify.Report, format, output string) error {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -357,15 +356,13 @@ func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManif
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", StageDir, err)
 	}
+	staged := &snapshot.Store{Dir: stage}
 	for _, rel := range set.Rels() {
-		if err := writeSynced(filepath.Join(stage, filepath.FromSlash(rel)), set.Files[rel]); err != nil {
+		if err := staged.WriteAtomic(rel, set.Files[rel]); err != nil {
 			return err
 		}
 	}
-	if err := syncTree(stage); err != nil {
-		return err
-	}
-	checked, err := check.CheckSet(&snapshot.Store{Dir: stage}, display, opts, nil)
+	checked, err := check.CheckSet(staged, display, opts, nil)
 	if err != nil {
 		return err
 	}
@@ -436,37 +433,6 @@ func findingProblems(fs check.Findings) []Problem {
 		}
 	}
 	return out
-}
-
-func writeSynced(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncTree(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return snapshot.SyncDir(p)
-		}
-		return nil
-	})
 }
 
 // renameIn moves stage/rel to dir/rel (same file system), creating the
