@@ -9,9 +9,16 @@ import (
 	"github.com/traceforge/traceforge/internal/serve"
 )
 
-// openProject opens the snapshot folder of --dir (exit 2 on a bad config).
-func (g *globalOptions) openProject(io *IOStreams) (*project.Project, error) {
-	p, err := project.Open(g.Dir, project.Options{Base: io.Dir})
+// Factory holds what every command shares: the IO streams and the global
+// flags. Each command's constructor takes it (newXCmd(f, runF)).
+type Factory struct {
+	IO  *IOStreams
+	Dir string // --dir
+}
+
+// OpenProject opens the snapshot folder of --dir (exit 2 on a bad config).
+func (f *Factory) OpenProject() (*project.Project, error) {
+	p, err := project.Open(f.Dir, project.Options{Base: f.IO.Dir})
 	if err != nil {
 		return nil, projectErr(err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	stdio "io"
@@ -18,12 +17,10 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func init() { subcommands = append(subcommands, newRecordCmd) }
-
 // recordOptions are the flags of `traceforge record`.
 type recordOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 
 	Listen            string
 	listenSet         bool
@@ -35,8 +32,11 @@ type recordOptions struct {
 	Command           []string
 }
 
-func newRecordCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	opts := &recordOptions{IO: io, Global: g}
+func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = recordRun
+	}
+	opts := &recordOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- COMMAND ARGS...]",
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
@@ -69,18 +69,22 @@ configuration error (flags, config, lock held, bind failure, command not found).
 				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q", args[0])
 			}
 			opts.listenSet = cmd.Flags().Changed("listen")
-			return recordRun(opts)
+			return runF(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
-	f.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
-	f.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
-	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
-	f.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
-	f.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
+	fl.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
+	fl.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
+	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
+	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
+	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
 	return cmd
 }
+
+// recordGrace is how long calls in flight may take to finish when record
+// stops (their snapshots are still written).
+const recordGrace = 30 * time.Second
 
 func recordRun(o *recordOptions) error {
 	io := o.IO
@@ -91,7 +95,7 @@ func recordRun(o *recordOptions) error {
 	if err != nil {
 		return err
 	}
-	proj, err := o.Global.openProject(io)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
@@ -128,13 +132,14 @@ func recordRun(o *recordOptions) error {
 				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", u.Redacted())
 		}
 	}
-	allow := append([]string(nil), o.AllowHosts...)
-	if h, _, err := net.SplitHostPort(bound); err == nil && !serve.IsLoopbackHost(h) && !net.ParseIP(h).IsUnspecified() {
-		allow = append(allow, h)
+	var named []string // the addresses whose host names the server answers to
+	if h, _, err := net.SplitHostPort(bound); err == nil && !net.ParseIP(h).IsUnspecified() {
+		named = append(named, bound)
 	}
-	if h, _, err := net.SplitHostPort(o.Listen); err == nil && o.listenSet && h != "" && !serve.IsLoopbackHost(h) {
-		allow = append(allow, h)
+	if o.listenSet {
+		named = append(named, o.Listen)
 	}
+	allow := serve.AllowList(o.AllowHosts, named...)
 
 	var callLog stdio.Writer // server mode: one line per snapshot or problem as it happens
 	if len(o.Command) == 0 {
@@ -169,17 +174,7 @@ func recordRun(o *recordOptions) error {
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
 
-	srv := serve.NewServer(rec.Handler())
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.Serve(ln) }()
-	stopServer := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			_ = srv.Close()
-		}
-		<-serveDone
-	}
+	srv := serve.Start(ln, rec.Handler())
 
 	ctx, cancel := io.Context()
 	defer cancel()
@@ -191,10 +186,9 @@ func recordRun(o *recordOptions) error {
 		fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
 		select {
 		case <-ctx.Done():
-		case err := <-serveDone:
-			serveDone <- err
+		case <-srv.Done():
 		}
-		stopServer()
+		srv.Stop(recordGrace)
 		sum := rec.Finish()
 		sum.Write(io.ErrOut, o.OnlyMissing)
 		if sum.Failed() {
@@ -205,7 +199,7 @@ func recordRun(o *recordOptions) error {
 
 	fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
 	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
-	stopServer()
+	srv.Stop(recordGrace)
 	sum := rec.Finish()
 	if cerr != nil {
 		return cerr

@@ -18,15 +18,10 @@ import (
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
-func init() { subcommands = append(subcommands, newSnapshotCmd) }
-
-// snapshotSubcommands lets each `snapshot` verb live in its own file.
-var snapshotSubcommands []func(*IOStreams, *globalOptions) *cobra.Command
-
 // now is the clock; replaced in tests.
 var now = time.Now
 
-func newSnapshotCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+func newSnapshotCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "List, show, reindex and migrate snapshots",
@@ -35,34 +30,37 @@ func newSnapshotCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, reindex or migrate")
 		},
 	}
-	cmd.AddCommand(newSnapshotListCmd(io, g), newSnapshotShowCmd(io, g), newSnapshotReindexCmd(io, g))
-	for _, add := range snapshotSubcommands {
-		cmd.AddCommand(add(io, g))
-	}
+	cmd.AddCommand(newSnapshotListCmd(f, nil))
+	cmd.AddCommand(newSnapshotShowCmd(f, nil))
+	cmd.AddCommand(newSnapshotReindexCmd(f, nil))
+	cmd.AddCommand(newSnapshotMigrateCmd(f, nil))
 	return cmd
 }
 
 type listOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	Format string
+	IO      *IOStreams
+	Factory *Factory
+	Format  string
 }
 
-func newSnapshotListCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &listOptions{IO: io, Global: g}
+func newSnapshotListCmd(f *Factory, runF func(*listOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = listRun
+	}
+	o := &listOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the snapshots: id, provider, model, source, tokens, latency",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return listRun(o) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "text", "text or json")
 	return cmd
 }
 
 // loadSet runs the static checks (list and show display what they find).
-func loadSet(io *IOStreams, g *globalOptions) (*check.SetResult, string, error) {
-	proj, err := g.openProject(io)
+func loadSet(f *Factory) (*check.SetResult, string, error) {
+	proj, err := f.OpenProject()
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,7 +89,7 @@ func listRun(o *listOptions) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
 	}
-	set, display, err := loadSet(o.IO, o.Global)
+	set, display, err := loadSet(o.Factory)
 	if err != nil {
 		return err
 	}
@@ -127,20 +125,23 @@ func listRun(o *listOptions) error {
 }
 
 type showOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	ID     string
+	IO      *IOStreams
+	Factory *Factory
+	ID      string
 }
 
-func newSnapshotShowCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &showOptions{IO: io, Global: g}
+func newSnapshotShowCmd(f *Factory, runF func(*showOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = showRun
+	}
+	o := &showOptions{IO: f.IO, Factory: f}
 	return &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one snapshot with its hash status",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
-			return showRun(o)
+			return runF(o)
 		},
 	}
 }
@@ -150,7 +151,7 @@ func showRun(o *showOptions) error {
 	if !snapshot.ValidID(id) {
 		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
 	}
-	set, display, err := loadSet(o.IO, o.Global)
+	set, display, err := loadSet(o.Factory)
 	if err != nil {
 		return err
 	}
@@ -214,22 +215,25 @@ func indentBlock(s string) string {
 }
 
 type reindexOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 }
 
-func newSnapshotReindexCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &reindexOptions{IO: io, Global: g}
+func newSnapshotReindexCmd(f *Factory, runF func(*reindexOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = reindexRun
+	}
+	o := &reindexOptions{IO: f.IO, Factory: f}
 	return &cobra.Command{
 		Use:   "reindex",
 		Short: "Rebuild manifest.json from the snapshot files that pass every check",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return reindexRun(o) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
 }
 
 func reindexRun(o *reindexOptions) error {
-	proj, err := o.Global.openProject(o.IO)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}

@@ -11,18 +11,19 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func init() { snapshotSubcommands = append(snapshotSubcommands, newSnapshotMigrateCmd) }
-
 type migrateOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	From   string
-	To     string
-	DryRun bool
+	IO      *IOStreams
+	Factory *Factory
+	From    string
+	To      string
+	DryRun  bool
 }
 
-func newSnapshotMigrateCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &migrateOptions{IO: io, Global: g}
+func newSnapshotMigrateCmd(f *Factory, runF func(*migrateOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = migrateRun
+	}
+	o := &migrateOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "migrate --from VERSION --to VERSION [--dry-run]",
 		Short: "Migrate a snapshot set to another format version",
@@ -44,12 +45,12 @@ Exit codes: 0 migrated or nothing to do, 1 refused (edited or un-migratable
 records), 2 usage (unknown versions, missing folder, folder locked).`,
 		Example: "  traceforge snapshot migrate --from 0.9.0 --to 1.0.0 --dry-run\n  traceforge snapshot migrate --from 0.9.0 --to 1.0.0",
 		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return migrateRun(o) },
+		RunE:    func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.From, "from", "", "format version of the set now (e.g. 0.9.0)")
-	f.StringVar(&o.To, "to", "", "format version to migrate to (e.g. "+snapshot.Version+")")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (records, target files, problems) and write nothing")
+	fl := cmd.Flags()
+	fl.StringVar(&o.From, "from", "", "format version of the set now (e.g. 0.9.0)")
+	fl.StringVar(&o.To, "to", "", "format version to migrate to (e.g. "+snapshot.Version+")")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (records, target files, problems) and write nothing")
 	return cmd
 }
 
@@ -58,7 +59,7 @@ func migrateRun(o *migrateOptions) error {
 	if o.From == "" || o.To == "" {
 		return usageErr("e.g. traceforge snapshot migrate --from 0.9.0 --to "+snapshot.Version+" ("+supported+")", "--from and --to are both required")
 	}
-	proj, err := o.Global.openProject(o.IO)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,12 +22,10 @@ import (
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
-func init() { subcommands = append(subcommands, newVerifyCmd) }
-
 // verifyOptions are the flags of `traceforge verify`.
 type verifyOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 
 	Format        string
 	Output        string
@@ -53,8 +50,11 @@ type verifyOptions struct {
 // --serve) when none is set: the official SDKs refuse to start without one.
 const ReplayKey = "traceforge-replay"
 
-func newVerifyCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	opts := &verifyOptions{IO: io, Global: g}
+func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = verifyRun
+	}
+	opts := &verifyOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "verify [flags] [-- COMMAND ARGS...]",
 		Short: "Check every snapshot and hash; with a command, replay the snapshots to it offline",
@@ -99,23 +99,23 @@ command's own exit code.`,
 			}
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
-			return verifyRun(opts)
+			return runF(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
-	f.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
-	f.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
-	f.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
-	f.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
-	f.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
-	f.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
-	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
-	f.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
-	f.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
-	f.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
-	f.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
-	f.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
+	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
+	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
+	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
+	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
+	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
+	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
+	fl.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
+	fl.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
+	fl.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
+	fl.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
+	fl.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
 	return cmd
 }
 
@@ -181,7 +181,7 @@ func verifyRun(o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	proj, err := o.Global.openProject(o.IO)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
@@ -229,8 +229,11 @@ func (o *verifyOptions) context() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
 
+// replayGrace is how long replies in flight may take when verify stops.
+const replayGrace = 5 * time.Second
+
 // startReplay listens and serves the replay server over the valid set.
-func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *http.Server, net.Listener, error) {
+func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *serve.Running, net.Listener, error) {
 	ln, warning, err := serve.Listen(addr)
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, err, "pick another address with --listen, or stop what holds the port")
@@ -238,22 +241,9 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	allow := append([]string(nil), o.AllowHosts...)
-	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && !serve.IsLoopbackHost(host) {
-		allow = append(allow, host)
-	}
+	allow := serve.AllowList(o.AllowHosts, addr)
 	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, AllowHosts: allow})
-	srv := serve.NewServer(rs.Handler())
-	go func() { _ = srv.Serve(ln) }()
-	return rs, srv, ln, nil
-}
-
-func stopReplay(srv *http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-	}
+	return rs, serve.Start(ln, rs.Handler()), ln, nil
 }
 
 // keyEnv returns KEY=traceforge-replay for each provider key not set.
@@ -290,7 +280,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	defer cancel()
 	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
 	res, err := runChild(ctx, o.IO, o.Command, env)
-	stopReplay(srv)
+	srv.Stop(replayGrace)
 	if err != nil {
 		return err
 	}
@@ -334,7 +324,7 @@ func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "traceforge: replaying %d snapshot(s) on http://%s; stop with Ctrl-C for the report\n", len(set.ByKey()), ln.Addr())
 	<-ctx.Done()
-	stopReplay(srv)
+	srv.Stop(replayGrace)
 	rep.Mode = "serve"
 	rs.Finish(rep)
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
