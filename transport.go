@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/source"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -234,7 +235,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	if err != nil {
 		var inv *record.InvalidSetError
 		if errors.As(err, &inv) {
-			rep := &verify.Report{Dir: display, Mode: "static", Findings: inv.Findings}
+			rep := &render.VerifyReport{Dir: display, Mode: "static", Findings: inv.Findings}
 			var b bytes.Buffer
 			_ = rep.Write(&b, "text", false)
 			return nil, &Error{Kind: ErrInvalidSet, Dir: display, Details: b.String()}
@@ -340,12 +341,12 @@ func (t *Transport) Close() error {
 		t.inflight.Wait()
 		var b bytes.Buffer
 		if t.replay != nil {
-			rep := &verify.Report{Dir: t.display, Mode: "replay", Checked: t.checked}
-			t.replay.Finish(rep)
-			if len(rep.Misses) == 0 {
+			seen := t.replay.Finish()
+			if len(seen.Misses) == 0 {
 				return
 			}
-			rep.Unused, rep.Synthesized = nil, nil
+			rep := &render.VerifyReport{Dir: t.display, Mode: "replay", Checked: t.checked,
+				Replayed: render.Replayed{Misses: seen.Misses, Served: seen.Served, ReplayErrors: seen.ReplayErrors}}
 			_ = rep.Write(&b, "text", false)
 			t.closeErr = &Error{Kind: ErrDrift, Dir: t.display, Details: b.String()}
 			return

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -88,6 +88,9 @@ const recordGrace = 30 * time.Second
 
 func recordRun(o *recordOptions) error {
 	io := o.IO
+	// Everything record prints goes through the redacting writer (the
+	// command's own output does not).
+	stderr := render.NewLineRedactor(io.ErrOut)
 	if o.Prune && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --prune -- COMMAND ARGS...", "--prune needs a command: only a complete run can tell which snapshots are unused")
 	}
@@ -109,7 +112,7 @@ func recordRun(o *recordOptions) error {
 	}
 	defer unlock()
 	for _, t := range st.CleanTemp() {
-		fmt.Fprintf(io.ErrOut, "traceforge: removed stray temp file %s (left by an interrupted run)\n", display+"/"+t)
+		fmt.Fprintf(stderr, "traceforge: removed stray temp file %s (left by an interrupted run)\n", display+"/"+t)
 	}
 
 	addr := o.Listen
@@ -122,7 +125,7 @@ func recordRun(o *recordOptions) error {
 	}
 	defer ln.Close()
 	if warning != "" {
-		fmt.Fprintf(io.ErrOut, "traceforge: warning: %s\n", warning)
+		fmt.Fprintf(stderr, "traceforge: warning: %s\n", warning)
 	}
 	bound := ln.Addr().String()
 	for _, u := range []*url.URL{oa, an} {
@@ -143,7 +146,7 @@ func recordRun(o *recordOptions) error {
 
 	var callLog stdio.Writer // server mode: one line per snapshot or problem as it happens
 	if len(o.Command) == 0 {
-		callLog = io.ErrOut
+		callLog = io.ErrOut // the recorder redacts its log itself
 	}
 	rec, err := record.New(record.Config{
 		Dir:               dir,
@@ -159,16 +162,7 @@ func recordRun(o *recordOptions) error {
 	if err != nil {
 		var inv *record.InvalidSetError
 		if errors.As(err, &inv) {
-			for _, f := range inv.Findings {
-				loc := f.File
-				if f.Pointer != "" {
-					loc += ": " + f.Pointer
-				}
-				fmt.Fprintln(io.ErrOut, check.Redact(fmt.Sprintf("❌ %s: %s [%s]", loc, f.Message, f.Rule)))
-				if f.Fix != "" {
-					fmt.Fprintln(io.ErrOut, check.Redact("   → "+f.Fix))
-				}
-			}
+			_ = render.WriteFindingLines(stderr, inv.Display, inv.Findings)
 			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
 		}
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
@@ -183,47 +177,47 @@ func recordRun(o *recordOptions) error {
 		for _, line := range serve.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
 		}
-		fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
+		fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
 		select {
 		case <-ctx.Done():
 		case <-srv.Done():
 		}
 		srv.Stop(recordGrace)
 		sum := rec.Finish()
-		sum.Write(io.ErrOut, o.OnlyMissing)
+		sum.Write(stderr, o.OnlyMissing)
 		if sum.Failed() {
 			return silentFail(ExitFailed)
 		}
 		return nil
 	}
 
-	fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
+	fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
 	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
 	srv.Stop(recordGrace)
 	sum := rec.Finish()
 	if cerr != nil {
 		return cerr
 	}
-	sum.Write(io.ErrOut, o.OnlyMissing)
+	sum.Write(stderr, o.OnlyMissing)
 	failed := sum.Failed()
 	if o.Prune {
 		switch {
 		case failed:
-			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: not every call was snapshotted")
+			fmt.Fprintln(stderr, "traceforge: --prune skipped: not every call was snapshotted")
 		case res.Code != 0:
-			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: the command did not exit 0")
+			fmt.Fprintln(stderr, "traceforge: --prune skipped: the command did not exit 0")
 		default:
 			removed, err := rec.Prune()
 			for _, r := range removed {
-				fmt.Fprintf(io.ErrOut, "pruned %s\n", r)
+				fmt.Fprintf(stderr, "pruned %s\n", r)
 			}
 			if err != nil {
-				fmt.Fprintf(io.ErrOut, "traceforge: error: prune: %s\n", check.Redact(err.Error()))
+				fmt.Fprintf(stderr, "traceforge: error: prune: %s\n", err)
 				failed = true
 			}
 		}
 	}
-	fmt.Fprintln(io.ErrOut, check.Redact(res.Line))
+	fmt.Fprintln(stderr, res.Line)
 	if failed {
 		return silentFail(ExitFailed)
 	}

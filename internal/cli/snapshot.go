@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/project"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -101,19 +103,28 @@ func listRun(o *listOptions) error {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		rw := render.NewRedactor(o.IO.Out)
+		enc := json.NewEncoder(rw)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(rows)
+		if err := enc.Encode(rows); err != nil {
+			return err
+		}
+		return rw.Flush()
 	}
+	// Redacted before the columns are aligned.
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROVIDER\tMODEL\tSOURCE\tTOKENS\tLATENCY")
+	rw := render.NewRedactor(tw)
+	fmt.Fprintln(rw, "ID\tPROVIDER\tMODEL\tSOURCE\tTOKENS\tLATENCY")
 	for _, r := range rows {
 		mark := ""
 		if !r.Valid {
 			mark = "  (invalid: run traceforge verify)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, check.Redact(r.Model), check.Redact(r.Source), r.Tokens, r.LatencyMS, mark)
+		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, r.Model, r.Source, r.Tokens, r.LatencyMS, mark)
+	}
+	if err := rw.Flush(); err != nil {
+		return err
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -166,19 +177,20 @@ func showRun(o *showOptions) error {
 		return withCode(ExitFailed, fmt.Errorf("no snapshot with id %s in %s", id, display), "see traceforge snapshot list")
 	}
 	file := path.Join(display, found.Rel)
-	var problems check.Findings
+	var problems finding.Findings
 	for _, f := range set.Findings {
-		if f.File == file {
+		if f.File == found.Rel {
 			problems = append(problems, f)
 		}
 	}
-	out := o.IO.Out
+	out := render.NewRedactor(o.IO.Out)
+	defer out.Flush()
 	r := found.Record
 	fmt.Fprintf(out, "id:         %s\n", r.ID)
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
-	fmt.Fprintf(out, "source:     %s\n", check.Redact(r.Source.String()))
+	fmt.Fprintf(out, "source:     %s\n", r.Source.String())
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
 	if r.ParentID != "" {
 		fmt.Fprintf(out, "lineage:    parent %s, turn %d\n", r.ParentID, r.Turn)
@@ -190,15 +202,15 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "hash:       %s\n", r.Hash)
 	fmt.Fprintf(out, "status:     %s\n", status)
 	for _, p := range problems {
-		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, check.Redact(p.Message))
+		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, p.Message)
 	}
 	fmt.Fprintf(out, "tokens:     %d\nlatency:    %dms\nfinish:     %s\n", r.Response.TokensUsed, r.Response.LatencyMS, r.Response.FinishReason)
 	req, _ := snapshot.MarshalPretty(r.Request)
-	fmt.Fprintf(out, "\nrequest:\n%s", check.Redact(indentBlock(string(req))))
-	fmt.Fprintf(out, "\nresponse:\n%s\n", indentBlock(check.Redact(r.Response.Content)))
+	fmt.Fprintf(out, "\nrequest:\n%s", indentBlock(string(req)))
+	fmt.Fprintf(out, "\nresponse:\n%s\n", indentBlock(r.Response.Content))
 	if len(r.Response.ToolCalls) > 0 {
 		tc, _ := snapshot.MarshalPretty(r.Response.ToolCalls)
-		fmt.Fprintf(out, "\ntool calls:\n%s", check.Redact(indentBlock(string(tc))))
+		fmt.Fprintf(out, "\ntool calls:\n%s", indentBlock(string(tc)))
 	}
 	if problems.Errors() > 0 {
 		return silentFail(ExitFailed)
@@ -250,15 +262,16 @@ func reindexRun(o *reindexOptions) error {
 	}
 	defer unlock()
 	removed := st.CleanTemp()
-	res, err := check.Reindex(st, display, proj.CheckOptions(), now())
+	stderr := render.NewLineRedactor(o.IO.ErrOut)
+	res, err := check.Reindex(st, proj.CheckOptions(), now())
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}
 	for _, r := range removed {
-		fmt.Fprintf(o.IO.ErrOut, "removed stray temp file %s\n", path.Join(display, r))
+		fmt.Fprintf(stderr, "removed stray temp file %s\n", path.Join(display, r))
 	}
 	for _, f := range res.Skipped {
-		fmt.Fprintf(o.IO.ErrOut, "left out %s: %s\n", f.File, check.Redact(f.Message))
+		fmt.Fprintf(stderr, "left out %s: %s\n", path.Join(display, f.File), f.Message)
 	}
 	state := "unchanged"
 	if res.Changed {

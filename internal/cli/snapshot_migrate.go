@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceforge/traceforge/internal/migrate"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -82,7 +83,7 @@ func migrateRun(o *migrateOptions) error {
 			res.WritePlan(o.IO.Out)
 		} else {
 			fmt.Fprintf(o.IO.ErrOut, "Problems (%d):\n", len(refused.Problems))
-			migrate.WriteProblems(o.IO.ErrOut, refused.Problems)
+			_ = render.WriteMigrateProblems(o.IO.ErrOut, display, refused.Problems)
 		}
 		hint := "fix or re-record the records listed above, then rerun; nothing was changed"
 		if refused.Written {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/project"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -120,7 +121,7 @@ command's own exit code.`,
 }
 
 func validFormat(f string) bool {
-	for _, x := range verify.Formats {
+	for _, x := range render.Formats {
 		if f == x {
 			return true
 		}
@@ -131,7 +132,7 @@ func validFormat(f string) bool {
 // checkVerifyFlags rejects flag combinations that make no sense (exit 2).
 func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 	if !validFormat(o.Format) {
-		return nil, usageErr("use one of: "+strings.Join(verify.Formats, ", "), "unknown --format %q", o.Format)
+		return nil, usageErr("use one of: "+strings.Join(render.Formats, ", "), "unknown --format %q", o.Format)
 	}
 	shard, err := verify.ParseShard(o.Shard)
 	if err != nil {
@@ -258,7 +259,7 @@ func keyEnv(io *IOStreams) []string {
 }
 
 // staticFailed reports the static findings and says COMMAND/--serve was not started.
-func staticFailed(o *verifyOptions, rep *verify.Report, what string) error {
+func staticFailed(o *verifyOptions, rep *render.VerifyReport, what string) error {
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -267,7 +268,7 @@ func staticFailed(o *verifyOptions, rep *verify.Report, what string) error {
 	return silentFail(ExitFailed)
 }
 
-func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
 	cmdline := strings.Join(o.Command, " ")
 	if rep.Failed() {
 		return staticFailed(o, rep, cmdline)
@@ -288,7 +289,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	rep.Command = cmdline
 	code := res.Code
 	rep.ExitCode = &code
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -302,7 +303,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	return nil
 }
 
-func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
 	if rep.Failed() {
 		return staticFailed(o, rep, "the replay server")
 	}
@@ -326,7 +327,7 @@ func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) err
 	<-ctx.Done()
 	srv.Stop(replayGrace)
 	rep.Mode = "serve"
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -355,7 +356,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -417,7 +418,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.S
 }
 
 // writeReport renders rep to --output (atomically) or standard output.
-func writeReport(io *IOStreams, rep *verify.Report, format, output string) error {
+func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string) error {
 	if output == "" {
 		return rep.Write(io.Out, format, io.Colour() && format == "text")
 	}
@@ -428,10 +429,7 @@ func writeReport(io *IOStreams, rep *verify.Report, format, output string) error
 	if err := writeFileAtomic(output, buf.Bytes()); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
-	var sum bytes.Buffer
-	_ = rep.Write(&sum, "text", false)
-	lines := strings.Split(strings.TrimRight(sum.String(), "\n"), "\n")
-	fmt.Fprintln(io.ErrOut, lines[len(lines)-1])
+	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
 	return nil
 }
 

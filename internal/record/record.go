@@ -25,7 +25,9 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -113,7 +115,7 @@ const DefaultLockTimeout = 30 * time.Second
 // a static check: the command must not start (DESIGN §11 "Replay").
 type InvalidSetError struct {
 	Display  string
-	Findings check.Findings
+	Findings finding.Findings
 }
 
 func (e *InvalidSetError) Error() string {
@@ -142,8 +144,8 @@ type Recorder struct {
 	allRels    map[string]string // every snapshot file on disk at start: rel → id
 	run        map[string]*keyState
 	requested  map[string]bool // ids requested in this run
-	problems   []*Problem
-	problemIdx map[string]*Problem
+	problems   []*problem
+	problemIdx map[string]*problem
 	counts     counts
 	dirty      bool
 	// LockPerCommit: entries written but not yet merged into the manifest
@@ -160,7 +162,7 @@ type Recorder struct {
 	stop     chan struct{}
 	flushed  chan struct{}
 	finishMu sync.Mutex
-	summary  *Summary
+	summary  *render.RecordSummary
 }
 
 type idOwner struct {
@@ -201,7 +203,7 @@ func New(cfg Config) (*Recorder, error) {
 		allRels:    map[string]string{},
 		run:        map[string]*keyState{},
 		requested:  map[string]bool{},
-		problemIdx: map[string]*Problem{},
+		problemIdx: map[string]*problem{},
 		pending:    map[string]snapshot.ManifestEntry{},
 		stop:       make(chan struct{}),
 		flushed:    make(chan struct{}),
@@ -301,15 +303,15 @@ func (r *Recorder) load() error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder", r.display)
 	}
-	set, err := check.CheckSet(r.store, r.display, r.cfg.Check, nil)
+	set, err := check.CheckSet(r.store, r.cfg.Check, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.display, err)
 	}
 	if r.cfg.OnlyMissing {
-		var errs check.Findings
+		var errs finding.Findings
 		for _, f := range set.Findings {
 			// An empty folder (no files, no manifest yet) is an empty set.
-			if f.Severity != check.Error || (f.Rule == check.RuleManifestMissing && set.Files == 0) {
+			if f.Severity != finding.Error || (f.Rule == check.RuleManifestMissing && set.Files == 0) {
 				continue
 			}
 			errs = append(errs, f)
@@ -392,8 +394,7 @@ func (r *Recorder) logf(format string, args ...any) {
 	if r.cfg.Log == nil {
 		return
 	}
-	line := check.Redact(fmt.Sprintf(format, args...))
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
-	fmt.Fprintln(r.cfg.Log, line)
+	fmt.Fprintln(render.NewLineRedactor(r.cfg.Log), fmt.Sprintf(format, args...))
 }

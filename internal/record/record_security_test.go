@@ -389,7 +389,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 	refusal := ""
 	for _, pr := range s.Problems {
-		if pr.Kind == record.KindRefused {
+		if pr.Rule == string(record.KindRefused) {
 			refusal = pr.Message + " " + strings.Join(pr.Details, " ")
 		}
 	}
@@ -435,7 +435,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	texts := map[string]string{"log": p.log.String() + p2.log.String() + p3.log.String(),
 		"summary": summaryText(s) + summaryText(s2) + summaryText(s3)}
 	for _, format := range []string{"text", "json", "junit", "github"} {

@@ -2,7 +2,6 @@ package record
 
 import (
 	"fmt"
-	"path"
 	"sort"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -40,7 +39,7 @@ func (r *Recorder) writeShared(e snapshot.ManifestEntry, key string, data []byte
 		if err != nil {
 			continue // absent (or unreadable: verify reports it)
 		}
-		if s, _ := check.CheckBytes(path.Join(r.display, rel), rel, b, r.cfg.Check); s != nil && s.Key != key {
+		if s, _ := check.CheckBytes(rel, b, r.cfg.Check); s != nil && s.Key != key {
 			return &collisionError{rel: rel, key: s.Key}
 		}
 	}

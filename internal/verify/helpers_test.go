@@ -15,6 +15,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -250,7 +251,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 }
 
 // loadSet runs the static checks and fails the test on any finding.
-func loadSet(t testing.TB, dir string, cfg *check.Config) (*Report, *check.SetResult) {
+func loadSet(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
 	t.Helper()
 	rep, set, err := Static(StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
 	if err != nil {

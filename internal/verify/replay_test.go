@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -76,8 +77,8 @@ func TestReplayReproducesUpstream(t *testing.T) {
 	if n := up.Requests(); n != recordedCalls {
 		t.Fatalf("upstream got %d requests during replay", n-recordedCalls)
 	}
-	rep := &Report{Mode: "replay"}
-	rs.Finish(rep)
+	rep := &render.VerifyReport{Mode: "replay"}
+	rep.Replayed = rs.Finish()
 	if len(rep.Misses) != 0 || len(rep.Unused) != 0 || rep.Served != len(calls) || rep.Failed() {
 		t.Fatalf("report: misses %v unused %v served %d", rep.Misses, rep.Unused, rep.Served)
 	}
@@ -129,7 +130,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 
 	rep, _ := loadSet(t, rec.dir, nil)
 	rep.Mode = "replay"
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if len(rep.Misses) != 3 {
 		t.Fatalf("misses: %+v", rep.Misses)
 	}
@@ -249,7 +250,7 @@ func TestReplayReportGolden(t *testing.T) {
 		rep.Command = "go test ./..."
 		code := 0
 		rep.ExitCode = &code
-		rs.Finish(rep)
+		rep.Replayed = rs.Finish()
 		if len(rep.Synthesized) != 1 || len(rep.Unused) != 1 || len(rep.Misses) != 2 || rep.Served != 2 {
 			t.Fatalf("report: %+v", rep)
 		}
@@ -257,7 +258,7 @@ func TestReplayReportGolden(t *testing.T) {
 		if failOnUnused {
 			suffix = "_fail_on_unused"
 		}
-		for _, f := range Formats {
+		for _, f := range render.Formats {
 			var b bytes.Buffer
 			if err := rep.Write(&b, f, false); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -140,17 +141,17 @@ func (s *ReplayServer) Served() int {
 	return s.served
 }
 
-// Finish adds what the server saw to rep: unmatched calls with the diff
+// Finish returns what the server saw: unmatched calls with the diff
 // against the closest snapshot, unused snapshots, the count of replayed
 // calls, synthesized replies and replay failures.
-func (s *ReplayServer) Finish(rep *Report) {
+func (s *ReplayServer) Finish() render.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep.Served += s.served
+	rep := render.Replayed{Served: s.served}
 	snaps := s.ix.Snapshots()
 	for _, k := range s.missOrder {
 		m := s.misses[k]
-		out := Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
+		out := render.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
 			out.Source = m.src.String()
 		}
@@ -167,11 +168,10 @@ func (s *ReplayServer) Finish(rep *Report) {
 	for _, u := range s.ix.Unused() {
 		rep.Unused = append(rep.Unused, s.o.Display+"/"+u.Rel)
 	}
-	var syn []string
 	for rel := range s.synthesized {
-		syn = append(syn, s.o.Display+"/"+rel)
+		rep.Synthesized = append(rep.Synthesized, s.o.Display+"/"+rel)
 	}
-	sort.Strings(syn)
-	rep.Synthesized = append(rep.Synthesized, syn...)
+	sort.Strings(rep.Synthesized)
 	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
+	return rep
 }
