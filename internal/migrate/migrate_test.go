@@ -14,6 +14,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/golden"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -225,16 +226,7 @@ func TestDryRunGolden(t *testing.T) {
 			}
 			var b bytes.Buffer
 			res.WritePlan(&b)
-			golden := filepath.Join(legacyDir, f.name, "dry-run.golden")
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			} else if want, err := os.ReadFile(golden); err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			} else if !bytes.Equal(want, b.Bytes()) {
-				t.Errorf("dry-run output differs from %s (run with -update after checking):\n--- got\n%s--- want\n%s", golden, b.String(), want)
-			}
+			golden.Assert(t, filepath.Join(legacyDir, f.name, "dry-run.golden"), b.String())
 			if after := tree(t, dir, false); !reflect.DeepEqual(before, after) {
 				t.Errorf("dry run wrote files: %v → %v", keys(before), keys(after))
 			}
@@ -289,7 +281,7 @@ func TestMigrateValid(t *testing.T) {
 			// The migrated set is pinned byte for byte.
 			got := tree(t, dir, true)
 			wantDir := filepath.Join(legacyDir, name, "want")
-			if *update {
+			if golden.Update() {
 				_ = os.RemoveAll(wantDir)
 				for rel, data := range got {
 					p := filepath.Join(wantDir, filepath.FromSlash(rel))

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -60,7 +61,7 @@ func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot)
 		if tier < bestTier {
 			continue
 		}
-		sim := similarity(messagesText(s.Record.Request), msgs)
+		sim := render.Similarity(messagesText(s.Record.Request), msgs)
 		if tier > bestTier || sim > bestSim {
 			best, bestTier, bestSim = s, tier, sim
 		}
@@ -72,5 +73,5 @@ func Closest(req *replay.Request, src *snapshot.Source, snaps []*check.Snapshot)
 func DriftDiff(display string, s *check.Snapshot, req *replay.Request) string {
 	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
 	b := keyDocument(string(req.Provider), req.Body, req.Headers)
-	return UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
+	return render.UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
 }

@@ -386,7 +386,7 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 	res.Failed = true
 	got := compare(firstDiff.fields)
 	res.Changes = provider.Diff(want, got)
-	res.Diff = UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
+	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
 	if allSame {
 		res.Drift = true
 		res.Message = fmt.Sprintf("❌ Drift detected\n   %d/%d runs agree with each other but differ from the recording\n   → CI fails", len(ok), len(ok))

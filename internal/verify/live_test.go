@@ -98,7 +98,7 @@ func TestLiveDrift(t *testing.T) {
 	}
 	var text bytes.Buffer
 	_ = rep.Write(&text, "text", false)
-	golden(t, "live_drift.txt", text.String())
+	goldenFile(t, "live_drift.txt", text.String())
 }
 
 func TestLiveUpstreamErrors(t *testing.T) {
