@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -219,7 +220,7 @@ func NewTransport(opts Options) (*Transport, error) {
 		}
 		t.checked = rep.Checked
 		t.replay = verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display})
-		t.handler = t.replay.Handler()
+		t.handler = serve.Guard(t.replay.Handler(), nil, verify.Refuse)
 		return t, nil
 	}
 
@@ -243,7 +244,7 @@ func NewTransport(opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("traceforge: %w", err)
 	}
 	t.rec = rec
-	t.handler = rec.Handler()
+	t.handler = serve.Guard(rec.Handler(), nil, record.Refuse)
 	return t, nil
 }
 

@@ -155,7 +155,6 @@ func recordRun(o *recordOptions) error {
 		AnthropicUpstream: an.String(),
 		Check:             proj.CheckOptions(),
 		OnlyMissing:       o.OnlyMissing,
-		AllowHosts:        allow,
 		Now:               now,
 		Log:               callLog,
 	})
@@ -168,7 +167,7 @@ func recordRun(o *recordOptions) error {
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
 
-	srv := serve.Start(ln, rec.Handler())
+	srv := serve.Start(ln, serve.Guard(rec.Handler(), allow, record.Refuse))
 
 	ctx, cancel := io.Context()
 	defer cancel()

@@ -242,9 +242,9 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	allow := serve.AllowList(o.AllowHosts, addr)
-	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, AllowHosts: allow})
-	return rs, serve.Start(ln, rs.Handler()), ln, nil
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency})
+	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse)
+	return rs, serve.Start(ln, h), ln, nil
 }
 
 // keyEnv returns KEY=traceforge-replay for each provider key not set.

@@ -19,6 +19,7 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -86,7 +87,7 @@ func newProxy(t *testing.T, dir string, fake *fakeupstream.Server, mod func(*rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(rec.Handler())
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	p := &proxy{t: t, rec: rec, srv: srv, dir: dir, fake: fake, log: log}
 	t.Cleanup(func() { srv.Close(); rec.Finish() })
 	return p

@@ -68,8 +68,6 @@ type Config struct {
 	// New fails with an *InvalidSetError when the set does not pass every
 	// static check.
 	OnlyMissing bool
-	// AllowHosts are extra Host names the server accepts (--allow-host).
-	AllowHosts []string
 	// Transport sends requests upstream (nil = a clone of
 	// http.DefaultTransport, which honours SSL_CERT_FILE / SSL_CERT_DIR and
 	// the proxy environment variables).
@@ -245,7 +243,7 @@ func New(cfg Config) (*Recorder, error) {
 		ErrorHandler:   r.errorHandler,
 		ErrorLog:       log.New(io.Discard, "", 0),
 	}
-	r.handler = serve.Guard(http.HandlerFunc(r.serveHTTP), cfg.AllowHosts, guardError)
+	r.handler = http.HandlerFunc(r.serveHTTP)
 	interval := cfg.ManifestInterval
 	if interval == 0 {
 		interval = DefaultManifestInterval
@@ -259,8 +257,9 @@ func (r *Recorder) Upstreams() (openai, anthropic string) {
 	return r.openai.String(), r.anthropic.String()
 }
 
-// Handler is the proxy wrapped in the shared server safety rules
-// (serve.Guard: Host check, CONNECT and absolute-form refusal, body cap).
+// Handler is the proxy. Whoever serves it wraps it in the shared safety
+// rules: serve.Guard(h, allow, Refuse) (Host check, CONNECT and
+// absolute-form refusal, body cap).
 func (r *Recorder) Handler() http.Handler { return r.handler }
 
 // loadLocked is load under the set's lock when the recorder takes it itself
@@ -363,9 +362,9 @@ func (r *Recorder) load() error {
 	return nil
 }
 
-// guardError answers a request refused by serve.Guard in its provider's
-// error shape.
-func guardError(w http.ResponseWriter, req *http.Request, status int, msg string) {
+// Refuse answers a request refused by serve.Guard in its provider's error
+// shape (serve.Guard's errBody for the recording proxy).
+func Refuse(w http.ResponseWriter, req *http.Request, status int, msg string) {
 	p := replay.ProviderOf(req)
 	replay.WriteError(w, p, status, errorType(p, status), "", "traceforge record: "+msg)
 }

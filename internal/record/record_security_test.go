@@ -286,7 +286,7 @@ func TestSlowStreamThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve.NewServer(rec.Handler())
+	srv := serve.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	start := time.Now()
@@ -416,7 +416,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	// Replay the set with another key and with none, and write every report.
 	set := verifySet(t, dir)
 	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, verify.Refuse))
 	for i, h := range []map[string]string{
 		{"Authorization": "Bearer traceforge-replay", "x-api-key": "other"},
 		{"Authorization": "", "x-api-key": ""},

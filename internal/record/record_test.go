@@ -20,6 +20,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -998,7 +999,7 @@ func TestGzipStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(rec.Handler())
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	defer srv.Close()
 	gz := map[string]string{"Accept-Encoding": "gzip"}
 

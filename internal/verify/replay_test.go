@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
@@ -28,7 +29,7 @@ func TestReplayReproducesUpstream(t *testing.T) {
 
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	for i, c := range calls {
@@ -92,7 +93,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 	up.Close()
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	// A changed prompt from the same place in the code.
@@ -212,7 +213,7 @@ func TestReplayReportGolden(t *testing.T) {
 	up.Close()
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	legacyCall := call{name: "legacy", provider: provider.OpenAI, path: "/v1/chat/completions", body: legacy.Request}
@@ -276,7 +277,7 @@ func TestReplayLatencyAndGuard(t *testing.T) {
 	rec := recordTable(t, up, calls)
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Latency: true})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	start := time.Now()
 	if resp, _ := send(t, srv.URL, calls[0], calls[0].body, nil); resp.StatusCode != 200 {

@@ -25,8 +25,6 @@ type ReplayOptions struct {
 	Display string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
-	// AllowHosts are extra Host names accepted besides loopback ones.
-	AllowHosts []string
 	// Logf, when set, receives one line per request (diagnostics).
 	Logf func(format string, args ...any)
 }
@@ -60,12 +58,16 @@ func NewReplayServer(o ReplayOptions) *ReplayServer {
 	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}}
 }
 
-// Handler is the server behind serve.Guard (Host check, caps, no CONNECT).
-func (s *ReplayServer) Handler() http.Handler {
-	return serve.Guard(s, s.o.AllowHosts, func(w http.ResponseWriter, r *http.Request, status int, msg string) {
-		p := replay.ProviderOf(r)
-		replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+msg)
-	})
+// Handler is the replay server. Whoever serves it wraps it in the shared
+// safety rules: serve.Guard(h, allow, Refuse) (Host check, caps, no
+// CONNECT).
+func (s *ReplayServer) Handler() http.Handler { return s }
+
+// Refuse answers a request refused by serve.Guard in its provider's error
+// shape (serve.Guard's errBody for the replay server).
+func Refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	p := replay.ProviderOf(r)
+	replay.WriteError(w, p, status, replay.ErrorType(p, status), "", "traceforge replay: "+msg)
 }
 
 func (s *ReplayServer) logf(format string, args ...any) {
