@@ -55,6 +55,7 @@ func TestRedactorSeesThroughEscapes(t *testing.T) {
 		"json":   string(js),
 		"github": "::error file=a::x%0A" + anthropicKey + "%0D" + openaiKey,
 		"xml":    `<failure message="x&#xA;` + anthropicKey + `&#x9;` + openaiKey + `"/>`,
+		"\\u":    `"\u0073` + anthropicKey[1:] + `\u0020` + openaiKey + `"`,
 	} {
 		got := redacted(t, in)
 		if strings.Contains(got, "sk-ant-api03") || strings.Contains(got, "T3BlbkFJ") ||
