@@ -1,3 +1,7 @@
+// Package verify checks a snapshot set statically, replays it to an
+// application through a loopback server and re-runs it live. Its results
+// are internal/render values (VerifyReport, Replayed, LiveResult); render
+// writes them as text, JSON, JUnit XML or GitHub workflow annotations.
 package verify
 
 import (
