@@ -13,10 +13,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/migrate"
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -187,7 +187,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	}
 	dir := opts.Dir
 	if dir == "" {
-		dir = filepath.Join(root, record.DefaultDir)
+		dir = filepath.Join(root, project.DefaultDir)
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -199,15 +199,14 @@ func NewTransport(opts Options) (*Transport, error) {
 			display = rel
 		}
 	}
-	cfg, err := check.LoadConfig(filepath.Dir(dir))
+	proj, err := project.Open(dir, project.Options{Display: display})
 	if err != nil {
 		return nil, fmt.Errorf("traceforge: %w", err)
 	}
-	opt := check.Options{Config: cfg, CanMigrate: canMigrate}
 	t := &Transport{mode: opts.Mode, display: display, src: SourceTransport{Root: opts.Root}}
 
 	if opts.Mode == Replay {
-		rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate})
+		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate})
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return nil, fmt.Errorf("traceforge: snapshot folder %s: %w (record first: %s=record go test ./...)", display, fs.ErrNotExist, ModeEnv)
 		}
@@ -221,14 +220,14 @@ func NewTransport(opts Options) (*Transport, error) {
 		}
 		t.checked = rep.Checked
 		t.replay = verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display})
-		t.handler = t.replay.Handler()
+		t.handler = serve.Guard(t.replay.Handler(), nil, verify.Refuse)
 		return t, nil
 	}
 
 	rec, err := record.New(record.Config{
 		Dir:           dir,
 		Display:       display,
-		Check:         opt,
+		Check:         proj.CheckOptions(),
 		OnlyMissing:   opts.Mode == RecordMissing,
 		Transport:     opts.Upstream,
 		LockPerCommit: true,
@@ -237,7 +236,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	if err != nil {
 		var inv *record.InvalidSetError
 		if errors.As(err, &inv) {
-			rep := &verify.Report{Dir: display, Mode: "static", Findings: inv.Findings}
+			rep := &render.VerifyReport{Dir: display, Mode: "static", Findings: inv.Findings}
 			var b bytes.Buffer
 			_ = rep.Write(&b, "text", false)
 			return nil, &Error{Kind: ErrInvalidSet, Dir: display, Details: b.String()}
@@ -245,11 +244,9 @@ func NewTransport(opts Options) (*Transport, error) {
 		return nil, fmt.Errorf("traceforge: %w", err)
 	}
 	t.rec = rec
-	t.handler = rec.Handler()
+	t.handler = serve.Guard(rec.Handler(), nil, record.Refuse)
 	return t, nil
 }
-
-func canMigrate(version string) bool { return migrate.CanMigrate(version, snapshot.Version) }
 
 // Mode returns the transport's mode.
 func (t *Transport) Mode() Mode { return t.mode }
@@ -345,12 +342,12 @@ func (t *Transport) Close() error {
 		t.inflight.Wait()
 		var b bytes.Buffer
 		if t.replay != nil {
-			rep := &verify.Report{Dir: t.display, Mode: "replay", Checked: t.checked}
-			t.replay.Finish(rep)
-			if len(rep.Misses) == 0 {
+			seen := t.replay.Finish()
+			if len(seen.Misses) == 0 {
 				return
 			}
-			rep.Unused, rep.Synthesized = nil, nil
+			rep := &render.VerifyReport{Dir: t.display, Mode: "replay", Checked: t.checked,
+				Replayed: render.Replayed{Misses: seen.Misses, Served: seen.Served, ReplayErrors: seen.ReplayErrors}}
 			_ = rep.Write(&b, "text", false)
 			t.closeErr = &Error{Kind: ErrDrift, Dir: t.display, Details: b.String()}
 			return

@@ -23,6 +23,7 @@ import (
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -59,12 +60,12 @@ func client(tr *traceforge.Transport, baseURL string) *openai.Client {
 // number of snapshot files.
 func validSet(t *testing.T, dir string) int {
 	t.Helper()
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			t.Errorf("static check: %s", f.Error())
 		}
 	}

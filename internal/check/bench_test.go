@@ -26,7 +26,7 @@ func BenchmarkCheckBytes(b *testing.B) {
 		b.Run(it.Provider, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				s, fs := check.CheckBytes(rel, rel, data, check.Options{})
+				s, fs := check.CheckBytes(rel, data, check.Options{})
 				if s == nil || fs.Errors() > 0 {
 					b.Fatalf("findings: %v", fs)
 				}
@@ -45,7 +45,7 @@ func BenchmarkCheckSet(b *testing.B) {
 	}
 	st := &snapshot.Store{Dir: dir}
 	for b.Loop() {
-		res, err := check.CheckSet(st, ".ai-snapshots", check.Options{}, nil)
+		res, err := check.CheckSet(st, check.Options{}, nil)
 		if err != nil || !res.Valid() {
 			b.Fatalf("%v %v", err, res.Findings)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -74,14 +75,14 @@ func TestLoadConfigErrorNamesFile(t *testing.T) {
 	}
 }
 
-func checkItem(t *testing.T, it snapshottest.Item, cfg *Config) Findings {
+func checkItem(t *testing.T, it snapshottest.Item, cfg *Config) finding.Findings {
 	t.Helper()
 	doc, id, err := snapshottest.Build(it)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := snapshot.MarshalFile(doc)
-	_, fs := CheckBytes("x", snapshot.RelPath(it.Provider, id), data, Options{Config: cfg})
+	_, fs := CheckBytes(snapshot.RelPath(it.Provider, id), data, Options{Config: cfg})
 	return fs
 }
 
@@ -118,7 +119,7 @@ func TestAllowSecretByPointerAndHash(t *testing.T) {
 	it := snapshottest.AnthropicMessage("my key " + fakeAnthropicKey)
 	it.Response.Content = "noted"
 	fs := checkItem(t, it, nil)
-	if fs.Errors() != 1 || fs[0].Rule != RuleSecret || strings.Contains(fs.Error0(), fakeAnthropicKey) {
+	if fs.Errors() != 1 || fs[0].Rule != RuleSecret || strings.Contains(joinFindings(fs), fakeAnthropicKey) {
 		t.Fatalf("want one redacted secret finding: %v", fs)
 	}
 	m := ScanSecrets(map[string]any{"x": "my key " + fakeAnthropicKey}, "")
@@ -128,8 +129,8 @@ func TestAllowSecretByPointerAndHash(t *testing.T) {
 	}
 }
 
-// Error0 joins every finding message (test helper).
-func (fs Findings) Error0() string {
+// joinFindings joins every finding message (test helper).
+func joinFindings(fs finding.Findings) string {
 	var b strings.Builder
 	for _, f := range fs {
 		b.WriteString(f.Error() + f.Fix)
@@ -143,23 +144,23 @@ func TestCheckSetAndReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &snapshot.Store{Dir: dir}
-	res, err := CheckSet(st, ".ai-snapshots", Options{}, nil)
+	res, err := CheckSet(st, Options{}, nil)
 	if err != nil || !res.Valid() || len(res.Snapshots) != 6 || len(res.ByKey()) != 6 {
 		t.Fatalf("valid set: %v %v", err, res.Findings)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	// Reindex of a valid set changes nothing, byte for byte.
-	r, err := Reindex(st, ".ai-snapshots", Options{}, snapshottest.BaseTime.Add(1e12))
+	r, err := Reindex(st, Options{}, snapshottest.BaseTime.Add(1e12))
 	if err != nil || r.Changed {
 		t.Fatalf("reindex of valid set: changed=%v err=%v", r.Changed, err)
 	}
 	// Drop the manifest and a stray temp file: reindex repairs.
 	os.Remove(filepath.Join(dir, "manifest.json"))
 	os.WriteFile(filepath.Join(dir, "openai", ".0123456789ab.tmp-abc"), []byte("{"), 0o644)
-	if res, _ := CheckSet(st, ".ai-snapshots", Options{}, nil); res.Valid() {
+	if res, _ := CheckSet(st, Options{}, nil); res.Valid() {
 		t.Fatal("missing manifest must fail")
 	}
-	if _, err := Reindex(st, ".ai-snapshots", Options{}, snapshottest.BaseTime); err != nil {
+	if _, err := Reindex(st, Options{}, snapshottest.BaseTime); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -170,7 +171,7 @@ func TestCheckSetAndReindex(t *testing.T) {
 	seen := 0
 	for k := 1; k <= 3; k++ {
 		k := k
-		res, _ := CheckSet(st, "d", Options{}, func(rel string) bool {
+		res, _ := CheckSet(st, Options{}, func(rel string) bool {
 			_, id, _ := snapshot.ValidRelPath(rel)
 			return int(id[0])%3 == k-1
 		})

@@ -44,10 +44,9 @@ func FuzzCheckBytes(f *testing.F) {
 			}
 		}
 		rel := p + "/" + id + ".json"
-		display := ".ai-snapshots/" + rel
-		s, fs := CheckBytes(display, rel, data, Options{Config: &Config{}})
+		s, fs := CheckBytes(rel, data, Options{Config: &Config{}})
 		for _, fd := range fs {
-			if fd.File != display || fd.Rule == "" || strings.TrimSpace(fd.Message) == "" {
+			if fd.File != rel || fd.Rule == "" || strings.TrimSpace(fd.Message) == "" {
 				t.Fatalf("unattributed finding %+v", fd)
 			}
 		}

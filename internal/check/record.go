@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -41,11 +42,11 @@ type Snapshot struct {
 
 // VersionFinding returns the specification's message for an unsupported
 // version, or nil for the current one.
-func VersionFinding(file, pointer, version string, opts Options) *Finding {
+func VersionFinding(file, pointer, version string, opts Options) *finding.Finding {
 	if version == snapshot.Version {
 		return nil
 	}
-	f := &Finding{File: file, Pointer: pointer, Rule: RuleVersion, Severity: Error}
+	f := &finding.Finding{File: file, Pointer: pointer, Rule: RuleVersion, Severity: finding.Error}
 	if compareVersions(version, snapshot.Version) > 0 {
 		f.Message = fmt.Sprintf("snapshot version %s is newer than this traceforge supports", version)
 		f.Fix = "upgrade traceforge"
@@ -84,27 +85,27 @@ func compareVersions(a, b string) int {
 }
 
 // CheckBytes decodes and checks one snapshot file's bytes. rel is
-// <provider>/<id>.json (already allow-listed); display is the path shown.
-func CheckBytes(display, rel string, data []byte, opts Options) (*Snapshot, Findings) {
+// <provider>/<id>.json (already allow-listed), the file the findings name.
+func CheckBytes(rel string, data []byte, opts Options) (*Snapshot, finding.Findings) {
 	provider, id, ok := snapshot.ValidRelPath(rel)
 	if !ok {
-		return nil, Findings{{File: display, Rule: RuleUnexpectedFile, Severity: Error,
+		return nil, finding.Findings{{File: rel, Rule: RuleUnexpectedFile, Severity: finding.Error,
 			Message: "not a snapshot file name (<provider>/<12 hex>.json)", Fix: "remove the file or run traceforge snapshot reindex"}}
 	}
 	v, err := snapshot.Decode(data)
 	if err != nil {
 		var de *snapshot.DecodeError
-		f := Finding{File: display, Rule: RuleJSON, Severity: Error, Message: err.Error(),
+		f := finding.Finding{File: rel, Rule: RuleJSON, Severity: finding.Error, Message: err.Error(),
 			Fix: "restore the file from Git or re-record it (traceforge record)"}
 		if errors.As(err, &de) {
 			f.Pointer = de.Pointer
 			f.Message = fmt.Sprintf("%s at line %d, column %d", de.Reason, de.Line, de.Column)
 		}
-		return nil, Findings{f}
+		return nil, finding.Findings{f}
 	}
-	s, fs := CheckDocument(display, provider, v, opts)
+	s, fs := CheckDocument(rel, provider, v, opts)
 	if s != nil && s.Record.ID != id {
-		fs = append(fs, Finding{File: display, Pointer: "/snapshots/0/id", Rule: RuleID, Severity: Error,
+		fs = append(fs, finding.Finding{File: rel, Pointer: "/snapshots/0/id", Rule: RuleID, Severity: finding.Error,
 			Message: fmt.Sprintf("id %q does not match the file name %s.json", s.Record.ID, id),
 			Fix:     "rename the file to its id, or re-record it"})
 	}
@@ -119,23 +120,23 @@ func CheckBytes(display, rel string, data []byte, opts Options) (*Snapshot, Find
 // source path, id ↔ request key, record and file hashes, lineage,
 // determinism policy and the secret scan. Every problem is reported.
 // The returned Snapshot is nil when the document is not schema-valid.
-func CheckDocument(display, provider string, v any, opts Options) (*Snapshot, Findings) {
-	var fs Findings
+func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, finding.Findings) {
+	var fs finding.Findings
 	doc, ok := v.(map[string]any)
 	if !ok {
-		return nil, Findings{{File: display, Rule: RuleSchema, Severity: Error, Message: "a snapshot file must be a JSON object", Fix: "re-record it"}}
+		return nil, finding.Findings{{File: file, Rule: RuleSchema, Severity: finding.Error, Message: "a snapshot file must be a JSON object", Fix: "re-record it"}}
 	}
 	if ver, ok := doc["version"].(string); ok {
-		if f := VersionFinding(display, "/version", ver, opts); f != nil {
-			return nil, Findings{*f}
+		if f := VersionFinding(file, "/version", ver, opts); f != nil {
+			return nil, finding.Findings{*f}
 		}
 	}
 	for _, vi := range schema.ValidateFile(provider, doc) {
-		fs = append(fs, Finding{File: display, Pointer: vi.Pointer, Rule: RuleSchema, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
 			Message: vi.Reason, Fix: schemaFix(vi)})
 	}
 	// The secret scan runs even on schema-invalid files: a key must never pass unnoticed.
-	fs = append(fs, secretFindings(display, doc, opts.Config)...)
+	fs = append(fs, secretFindings(file, doc, opts.Config)...)
 	if fs.Errors() > 0 {
 		return nil, fs
 	}
@@ -145,32 +146,32 @@ func CheckDocument(display, provider string, v any, opts Options) (*Snapshot, Fi
 	s.FileHash, _ = doc["hash"].(string)
 	const rp = "/snapshots/0"
 
-	if f := sourceFinding(display, rec.Source.File); f != nil {
+	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
 	key, err := registry.RequestKey(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
-		fs = append(fs, Finding{File: display, Pointer: rp + "/request", Rule: RuleJSON, Severity: Error, Message: err.Error()})
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 		return nil, fs
 	}
 	s.Key = key
 	if want := snapshot.IDOf(key); rec.ID != want {
-		fs = append(fs, Finding{File: display, Pointer: rp + "/id", Rule: RuleID, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleID, Severity: finding.Error,
 			Message: fmt.Sprintf("id %s does not match the request (its key gives %s): the request was edited after recording", rec.ID, want),
 			Fix:     "re-record this call (traceforge record), or restore the file from Git"})
 	}
 	if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
-		fs = append(fs, Finding{File: display, Pointer: rp + "/hash", Rule: RuleRecordHash, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/hash", Rule: RuleRecordHash, Severity: finding.Error,
 			Message: fmt.Sprintf("record hash mismatch: stored %s, computed %s — the record was changed after it was hashed", rec.Hash, h),
 			Fix:     "restore the file from Git or re-record it; never edit snapshots by hand"})
 	}
 	if h, err := snapshot.FileHash(doc["version"].(string), []string{rec.Hash}); err == nil && h != s.FileHash {
-		fs = append(fs, Finding{File: display, Pointer: "/hash", Rule: RuleFileHash, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: "/hash", Rule: RuleFileHash, Severity: finding.Error,
 			Message: fmt.Sprintf("file hash mismatch: stored %s, computed %s", s.FileHash, h),
 			Fix:     "restore the file from Git or re-record it"})
 	}
-	fs = append(fs, lineageFindings(display, provider, rec)...)
-	pf, ex := PolicyFindings(display, rp+"/request", provider, rec.Request, opts.Config)
+	fs = append(fs, lineageFindings(file, provider, rec)...)
+	pf, ex := PolicyFindings(file, rp+"/request", provider, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
@@ -188,19 +189,19 @@ func schemaFix(v schema.Violation) string {
 }
 
 // sourceFinding checks source.file: relative, slash-separated, no drive, no "..".
-func sourceFinding(display, file string) *Finding {
+func sourceFinding(name, src string) *finding.Finding {
 	bad := ""
 	switch {
-	case strings.HasPrefix(file, "/"):
+	case strings.HasPrefix(src, "/"):
 		bad = "is an absolute path"
-	case len(file) >= 2 && file[1] == ':':
+	case len(src) >= 2 && src[1] == ':':
 		bad = "starts with a drive letter"
-	case strings.Contains(file, "\\"):
+	case strings.Contains(src, "\\"):
 		bad = "uses backslashes"
-	case strings.ContainsRune(file, 0):
+	case strings.ContainsRune(src, 0):
 		bad = "contains a NUL byte"
 	default:
-		for _, seg := range strings.Split(file, "/") {
+		for _, seg := range strings.Split(src, "/") {
 			if seg == ".." {
 				bad = "contains a '..' segment"
 			}
@@ -209,12 +210,12 @@ func sourceFinding(display, file string) *Finding {
 	if bad == "" {
 		return nil
 	}
-	return &Finding{File: display, Pointer: "/snapshots/0/source/file", Rule: RuleSource, Severity: Error,
-		Message: fmt.Sprintf("source.file %q %s; it must be relative to the project root, slash-separated", file, bad),
+	return &finding.Finding{File: name, Pointer: "/snapshots/0/source/file", Rule: RuleSource, Severity: finding.Error,
+		Message: fmt.Sprintf("source.file %q %s; it must be relative to the project root, slash-separated", src, bad),
 		Fix:     "send X-Traceforge-Source with a project-relative path (see docs/sources.md) and re-record"}
 }
 
-func lineageFindings(display, provider string, rec *snapshot.Record) Findings {
+func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findings {
 	parent, turn, ok, err := registry.Lineage(provider, rec.Request, rec.RequestHeaders)
 	if err != nil {
 		return nil
@@ -222,13 +223,13 @@ func lineageFindings(display, provider string, rec *snapshot.Record) Findings {
 	const p = "/snapshots/0/lineage"
 	switch {
 	case !ok && rec.ParentID != "":
-		return Findings{{File: display, Pointer: p, Rule: RuleLineage, Severity: Error,
+		return finding.Findings{{File: file, Pointer: p, Rule: RuleLineage, Severity: finding.Error,
 			Message: "lineage is present but the request holds no assistant message", Fix: "re-record the snapshot"}}
 	case ok && rec.ParentID == "":
-		return Findings{{File: display, Pointer: p, Rule: RuleLineage, Severity: Error,
+		return finding.Findings{{File: file, Pointer: p, Rule: RuleLineage, Severity: finding.Error,
 			Message: fmt.Sprintf("lineage is missing: the request continues a conversation (parent %s, turn %d)", parent, turn), Fix: "re-record the snapshot"}}
 	case ok && (rec.ParentID != parent || rec.Turn != turn):
-		return Findings{{File: display, Pointer: p, Rule: RuleLineage, Severity: Error,
+		return finding.Findings{{File: file, Pointer: p, Rule: RuleLineage, Severity: finding.Error,
 			Message: fmt.Sprintf("lineage is {parent_id %s, turn %d}, the request gives {parent_id %s, turn %d}", rec.ParentID, rec.Turn, parent, turn), Fix: "re-record the snapshot"}}
 	}
 	return nil
@@ -237,35 +238,35 @@ func lineageFindings(display, provider string, rec *snapshot.Record) Findings {
 // PolicyFindings applies the determinism policy (DESIGN §7) to a request:
 // temperature 0 for both providers and an integer seed for OpenAI, unless a
 // per-model exception in the config relaxes them. It returns the exception used.
-func PolicyFindings(display, ptr, provider string, req map[string]any, cfg *Config) (Findings, *Exception) {
-	var fs Findings
+func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
+	var fs finding.Findings
 	model, _ := req["model"].(string)
 	ex := cfg.ExceptionFor(model)
 	fix := fmt.Sprintf("record with temperature 0%s, or declare a per-model exception in %s (see docs/format.md)", map[bool]string{true: " and a fixed integer seed", false: ""}[provider == "openai"], ConfigName)
 	if t, ok := snapshot.Float64(req["temperature"]); ok && t > ZeroTemperature && !ex.Relaxes("temperature") {
-		fs = append(fs, Finding{File: display, Pointer: ptr + "/temperature", Rule: RuleDeterminism, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/temperature", Rule: RuleDeterminism, Severity: finding.Error,
 			Message: fmt.Sprintf("temperature is %v; snapshots must be recorded with temperature 0", req["temperature"]), Fix: fix})
 	}
 	if provider == "openai" && !ex.Relaxes("seed") {
 		if _, ok := req["seed"]; !ok {
-			fs = append(fs, Finding{File: display, Pointer: ptr + "/seed", Rule: RuleDeterminism, Severity: Error,
+			fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/seed", Rule: RuleDeterminism, Severity: finding.Error,
 				Message: "seed is missing; OpenAI snapshots need a fixed integer seed", Fix: fix})
 		}
 	}
 	if ex != nil {
-		fs = append(fs, Finding{File: display, Pointer: ptr + "/model", Rule: RulePolicy, Severity: Note,
+		fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/model", Rule: RulePolicy, Severity: finding.Note,
 			Message: fmt.Sprintf("nondeterministic by policy: model %q matches exception %q (relaxes %s); protected by verify --live --runs N", model, ex.Model, strings.Join(ex.Relax, ", "))})
 	}
 	return fs, ex
 }
 
-func secretFindings(display string, doc map[string]any, cfg *Config) Findings {
-	var fs Findings
+func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findings {
+	var fs finding.Findings
 	for _, m := range ScanSecrets(doc, "") {
 		if cfg.allowed(m) {
 			continue
 		}
-		fs = append(fs, Finding{File: display, Pointer: m.Pointer, Rule: RuleSecret, Severity: Error,
+		fs = append(fs, finding.Finding{File: file, Pointer: m.Pointer, Rule: RuleSecret, Severity: finding.Error,
 			Message: fmt.Sprintf("value matches the %s pattern ([REDACTED:%s]); snapshots must never hold credentials", m.Rule, m.Rule),
 			Fix: fmt.Sprintf("remove the credential from the request and re-record; if it is a deliberate fake, allow it in %s: {\"allow_secrets\": [{\"pointer\": %q, \"sha256\": %q}]}",
 				ConfigName, m.Pointer, m.SHA256)})

@@ -4,28 +4,29 @@ import (
 	"path"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // ReindexResult says what a reindex did.
 type ReindexResult struct {
 	Entries []snapshot.ManifestEntry
-	Skipped Findings // files left out, with why
-	Changed bool     // manifest.json was rewritten
+	Skipped finding.Findings // files left out, with why
+	Changed bool             // manifest.json was rewritten
 }
 
 // Reindex rebuilds manifest.json from the snapshot files that pass every
 // per-file check. created_at is kept from a readable old manifest, else the
 // earliest record timestamp. The caller holds the set's lock.
-func Reindex(st *snapshot.Store, display string, opts Options, now time.Time) (*ReindexResult, error) {
-	set, err := CheckSet(st, display, opts, nil)
+func Reindex(st *snapshot.Store, opts Options, now time.Time) (*ReindexResult, error) {
+	set, err := CheckSet(st, opts, nil)
 	if err != nil {
 		return nil, err
 	}
 	bad := map[string]bool{}
 	res := &ReindexResult{}
 	for _, f := range set.Findings {
-		if f.Severity != Error {
+		if f.Severity != finding.Error {
 			continue
 		}
 		switch f.Rule {
@@ -40,7 +41,7 @@ func Reindex(st *snapshot.Store, display string, opts Options, now time.Time) (*
 	}
 	earliest := ""
 	for _, s := range set.Snapshots {
-		if bad[path.Join(display, s.Rel)] {
+		if bad[s.Rel] {
 			continue
 		}
 		res.Entries = append(res.Entries, snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash})

@@ -107,13 +107,43 @@ func ScanSecrets(v any, base string) []SecretMatch {
 }
 
 // Redact replaces every key-shaped substring of s with [REDACTED:<rule>].
-// Every report and log line passes through it.
-func Redact(s string) string {
-	if !quick(s) {
+// Reports and logs are redacted by internal/render's writer (RedactView);
+// check uses Redact for the values it quotes in its own messages.
+func Redact(s string) string { return RedactView(s, nil) }
+
+// RedactView is Redact matching on a view of s: view returns the text to
+// match (e.g. s with a format's escapes decoded, so a key after a JSON "\n"
+// still starts at a word boundary) and, for each byte of it plus one past
+// the end, the offset in s it comes from. A nil view matches s itself.
+// Rules apply one after another, as in Redact.
+func RedactView(s string, view func(string) (string, []int)) string {
+	// A view only decodes escapes; none of them spells "sk-" or "bearer"
+	// except \uXXXX, so text without those needs no matching at all.
+	if !quick(s) && (view == nil || !strings.Contains(s, `\u`)) {
 		return s
 	}
 	for _, r := range secretRules {
-		s = r.Re.ReplaceAllString(s, "[REDACTED:"+r.Name+"]")
+		if view == nil {
+			s = r.Re.ReplaceAllString(s, "[REDACTED:"+r.Name+"]")
+			continue
+		}
+		v, at := view(s)
+		if !quick(v) {
+			return s
+		}
+		locs := r.Re.FindAllStringIndex(v, -1)
+		if len(locs) == 0 {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, l := range locs {
+			b.WriteString(s[last:at[l[0]]])
+			b.WriteString("[REDACTED:" + r.Name + "]")
+			last = at[l[1]]
+		}
+		b.WriteString(s[last:])
+		s = b.String()
 	}
 	return s
 }

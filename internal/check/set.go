@@ -3,11 +3,11 @@ package check
 import (
 	"errors"
 	"fmt"
-	"path"
 	"runtime"
 	"sort"
 	"sync"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -15,7 +15,7 @@ import (
 // SetResult is the outcome of checking a whole snapshot folder.
 type SetResult struct {
 	Snapshots []*Snapshot // every schema-valid snapshot file, sorted by Rel
-	Findings  Findings
+	Findings  finding.Findings
 	Manifest  *snapshot.Manifest // nil when missing or invalid
 	Files     int                // snapshot files found
 	Rels      []string           // every snapshot file checked (<provider>/<id>.json)
@@ -39,15 +39,14 @@ func (r *SetResult) ByKey() map[string]*Snapshot {
 type Filter func(rel string) bool
 
 // CheckSet runs every static check over the folder of st: each file, the
-// manifest, manifest ↔ files, and id collisions. display is how the folder
-// is named in findings (e.g. ".ai-snapshots").
-func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*SetResult, error) {
+// manifest, manifest ↔ files, and id collisions. Findings name files
+// relative to the folder.
+func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error) {
 	entries, err := st.Scan()
 	if err != nil {
 		return nil, err
 	}
 	res := &SetResult{}
-	disp := func(rel string) string { return path.Join(display, rel) }
 	var files []snapshot.Entry
 	var haveManifest, haveLegacy bool
 	linked := map[string]bool{}
@@ -58,7 +57,7 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 				continue
 			}
 			if e.Symlink {
-				res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnsafeFile, Severity: Error,
+				res.Findings = append(res.Findings, finding.Finding{File: e.Rel, Rule: RuleUnsafeFile, Severity: finding.Error,
 					Message: "is a symbolic link; snapshot files are never followed through links", Fix: "replace the link with the real file (git checkout) or delete it"})
 				linked[e.Rel] = true
 				continue
@@ -67,13 +66,13 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 		case snapshot.EntryManifest:
 			haveManifest = !e.Symlink
 			if e.Symlink {
-				res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnsafeFile, Severity: Error,
+				res.Findings = append(res.Findings, finding.Finding{File: e.Rel, Rule: RuleUnsafeFile, Severity: finding.Error,
 					Message: "is a symbolic link", Fix: "replace it with a real file: traceforge snapshot reindex"})
 			}
 		case snapshot.EntryLegacy:
 			haveLegacy = true
 		case snapshot.EntryUnexpected:
-			res.Findings = append(res.Findings, Finding{File: disp(e.Rel), Rule: RuleUnexpectedFile, Severity: Error,
+			res.Findings = append(res.Findings, finding.Finding{File: e.Rel, Rule: RuleUnexpectedFile, Severity: finding.Error,
 				Message: "is not part of a snapshot set (expected manifest.json, openai/<id>.json, anthropic/<id>.json)",
 				Fix:     "move it out of the snapshot folder"})
 		}
@@ -83,13 +82,13 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 		res.Rels = append(res.Rels, e.Rel)
 	}
 	if haveLegacy {
-		res.Findings = append(res.Findings, legacyFinding(st, disp(snapshot.LegacyName), haveManifest || len(files) > 0, opts))
+		res.Findings = append(res.Findings, legacyFinding(st, snapshot.LegacyName, haveManifest || len(files) > 0, opts))
 	}
 
 	// Check files concurrently; results keep the sorted order.
 	type out struct {
 		s  *Snapshot
-		fs Findings
+		fs finding.Findings
 	}
 	results := make([]out, len(files))
 	var wg sync.WaitGroup
@@ -103,10 +102,10 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 				e := files[i]
 				data, err := st.ReadRel(e.Rel, snapshot.MaxSnapshotFileSize)
 				if err != nil {
-					results[i] = out{fs: Findings{readFinding(disp(e.Rel), err)}}
+					results[i] = out{fs: finding.Findings{readFinding(e.Rel, err)}}
 					continue
 				}
-				s, fs := CheckBytes(disp(e.Rel), e.Rel, data, opts)
+				s, fs := CheckBytes(e.Rel, data, opts)
 				if s != nil && opts.Slim {
 					s.Record = s.Record.Slim()
 				}
@@ -140,19 +139,19 @@ func CheckSet(st *snapshot.Store, display string, opts Options, keep Filter) (*S
 	}
 	for id, ss := range byID {
 		if len(ss) > 1 && ss[0].Key != ss[1].Key {
-			res.Findings = append(res.Findings, Finding{File: disp(ss[1].Rel), Pointer: "/snapshots/0/id", Rule: RuleCollision, Severity: Error,
+			res.Findings = append(res.Findings, finding.Finding{File: ss[1].Rel, Pointer: "/snapshots/0/id", Rule: RuleCollision, Severity: finding.Error,
 				Message: fmt.Sprintf("id %s is shared by %s (key %s) and %s (key %s)", id, ss[0].Rel, ss[0].Key, ss[1].Rel, ss[1].Key),
 				Fix:     "a 12-character id collision: change one request slightly (e.g. its seed) and re-record it"})
 		}
 	}
 
-	res.Findings = append(res.Findings, checkManifest(st, display, res, haveManifest, fileHash, keep, opts)...)
+	res.Findings = append(res.Findings, checkManifest(st, res, haveManifest, fileHash, keep, opts)...)
 	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
 	return res, nil
 }
 
-func readFinding(display string, err error) Finding {
-	f := Finding{File: display, Rule: RuleUnsafeFile, Severity: Error, Message: err.Error()}
+func readFinding(file string, err error) finding.Finding {
+	f := finding.Finding{File: file, Rule: RuleUnsafeFile, Severity: finding.Error, Message: err.Error()}
 	switch {
 	case errors.Is(err, snapshot.ErrSymlink):
 		f.Message = "is (or lies below) a symbolic link; it is not followed"
@@ -171,9 +170,9 @@ func readFinding(display string, err error) Finding {
 
 // legacyFinding reports snapshots.json: next to any 1.0.0 file or manifest
 // it is an interrupted migration, alone it is a legacy set.
-func legacyFinding(st *snapshot.Store, display string, haveNew bool, opts Options) Finding {
+func legacyFinding(st *snapshot.Store, file string, haveNew bool, opts Options) finding.Finding {
 	if haveNew {
-		return Finding{File: display, Rule: RuleMigration, Severity: Error,
+		return finding.Finding{File: file, Rule: RuleMigration, Severity: finding.Error,
 			Message: "unfinished migration: the 0.9.0 file is still next to 1.0.0 snapshots",
 			Fix:     "rerun: traceforge snapshot migrate --from 0.9.0 --to " + snapshot.Version}
 	}
@@ -182,51 +181,50 @@ func legacyFinding(st *snapshot.Store, display string, haveNew bool, opts Option
 		if v, err := snapshot.Decode(data); err == nil {
 			if m, ok := v.(map[string]any); ok {
 				if ver, ok := m["version"].(string); ok {
-					if f := VersionFinding(display, "/version", ver, opts); f != nil {
+					if f := VersionFinding(file, "/version", ver, opts); f != nil {
 						return *f
 					}
 				}
 			}
 		}
 	}
-	return Finding{File: display, Rule: RuleUnexpectedFile, Severity: Error,
+	return finding.Finding{File: file, Rule: RuleUnexpectedFile, Severity: finding.Error,
 		Message: "snapshots.json is not a snapshot set this traceforge understands",
 		Fix:     "re-record all snapshots"}
 }
 
-func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool, fileHash map[string]string, keep Filter, opts Options) Findings {
-	mdisp := path.Join(display, snapshot.ManifestName)
+func checkManifest(st *snapshot.Store, res *SetResult, have bool, fileHash map[string]string, keep Filter, opts Options) finding.Findings {
 	if !have {
 		if res.Files == 0 && len(res.Findings) > 0 {
 			return nil // e.g. a legacy set: the version finding says it all
 		}
-		return Findings{{File: mdisp, Rule: RuleManifestMissing, Severity: Error,
+		return finding.Findings{{File: snapshot.ManifestName, Rule: RuleManifestMissing, Severity: finding.Error,
 			Message: "manifest.json is missing", Fix: "run: traceforge snapshot reindex"}}
 	}
 	data, err := st.ReadRel(snapshot.ManifestName, snapshot.MaxManifestSize)
 	if err != nil {
-		f := readFinding(mdisp, err)
-		return Findings{f}
+		f := readFinding(snapshot.ManifestName, err)
+		return finding.Findings{f}
 	}
 	v, err := snapshot.Decode(data)
 	if err != nil {
-		f := Finding{File: mdisp, Rule: RuleJSON, Severity: Error, Message: err.Error(), Fix: "run: traceforge snapshot reindex"}
+		f := finding.Finding{File: snapshot.ManifestName, Rule: RuleJSON, Severity: finding.Error, Message: err.Error(), Fix: "run: traceforge snapshot reindex"}
 		var de *snapshot.DecodeError
 		if errors.As(err, &de) {
 			f.Pointer = de.Pointer
 			f.Message = fmt.Sprintf("%s at line %d, column %d", de.Reason, de.Line, de.Column)
 		}
-		return Findings{f}
+		return finding.Findings{f}
 	}
 	doc, _ := v.(map[string]any)
 	if ver, ok := doc["version"].(string); ok {
-		if f := VersionFinding(mdisp, "/version", ver, opts); f != nil {
-			return Findings{*f}
+		if f := VersionFinding(snapshot.ManifestName, "/version", ver, opts); f != nil {
+			return finding.Findings{*f}
 		}
 	}
-	var fs Findings
+	var fs finding.Findings
 	for _, vi := range schema.ValidateManifest(v) {
-		fs = append(fs, Finding{File: mdisp, Pointer: vi.Pointer, Rule: RuleSchema, Severity: Error, Message: vi.Reason, Fix: "run: traceforge snapshot reindex"})
+		fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error, Message: vi.Reason, Fix: "run: traceforge snapshot reindex"})
 	}
 	if len(fs) > 0 {
 		return fs
@@ -234,7 +232,7 @@ func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool
 	m := snapshot.ManifestFromValue(doc)
 	res.Manifest = m
 	if h, err := snapshot.DocumentHash(doc); err == nil && h != m.Hash {
-		fs = append(fs, Finding{File: mdisp, Pointer: "/hash", Rule: RuleManifestHash, Severity: Error,
+		fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: "/hash", Rule: RuleManifestHash, Severity: finding.Error,
 			Message: fmt.Sprintf("manifest hash mismatch: stored %s, computed %s", m.Hash, h), Fix: "run: traceforge snapshot reindex"})
 	}
 	seenID := map[string]int{}
@@ -242,12 +240,12 @@ func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool
 	for i, e := range m.Entries {
 		ptr := fmt.Sprintf("/snapshots/%d", i)
 		if j, dup := seenID[e.ID]; dup {
-			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/id", Rule: RuleManifestEntry, Severity: Error,
+			fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: ptr + "/id", Rule: RuleManifestEntry, Severity: finding.Error,
 				Message: fmt.Sprintf("id %s is listed twice (entries %d and %d)", e.ID, j, i), Fix: "run: traceforge snapshot reindex"})
 		}
 		seenID[e.ID] = i
 		if want := snapshot.RelPath(e.Provider, e.ID); e.File != want {
-			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/file", Rule: RuleManifestEntry, Severity: Error,
+			fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: ptr + "/file", Rule: RuleManifestEntry, Severity: finding.Error,
 				Message: fmt.Sprintf("entry file %q must be exactly %q", e.File, want), Fix: "run: traceforge snapshot reindex"})
 			continue
 		}
@@ -258,11 +256,11 @@ func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool
 		h, exists := fileHash[e.File]
 		switch {
 		case !exists:
-			fs = append(fs, Finding{File: path.Join(display, e.File), Rule: RuleMissingFile, Severity: Error,
+			fs = append(fs, finding.Finding{File: e.File, Rule: RuleMissingFile, Severity: finding.Error,
 				Message: fmt.Sprintf("listed in manifest.json (entry %d) but the file does not exist", i),
 				Fix:     "restore it from Git, re-record the call, or drop it from the manifest with: traceforge snapshot reindex"})
 		case h != "" && h != e.Hash:
-			fs = append(fs, Finding{File: mdisp, Pointer: ptr + "/hash", Rule: RuleManifestEntry, Severity: Error,
+			fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: ptr + "/hash", Rule: RuleManifestEntry, Severity: finding.Error,
 				Message: fmt.Sprintf("entry hash %s does not match %s's hash %s", e.Hash, e.File, h),
 				Fix:     "if the file is right, run: traceforge snapshot reindex"})
 		}
@@ -275,7 +273,7 @@ func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool
 	}
 	sort.Strings(extra)
 	for _, rel := range extra {
-		fs = append(fs, Finding{File: path.Join(display, rel), Rule: RuleNotInManifest, Severity: Error,
+		fs = append(fs, finding.Finding{File: rel, Rule: RuleNotInManifest, Severity: finding.Error,
 			Message: "file is not listed in manifest.json",
 			Fix:     "if it belongs to the set, run: traceforge snapshot reindex; otherwise delete it"})
 	}

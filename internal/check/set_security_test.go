@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -31,18 +32,18 @@ func hostileSet(t *testing.T) (dir string, rels []string) {
 
 func checkDir(t *testing.T, dir string) *SetResult {
 	t.Helper()
-	res, err := CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", Options{}, nil)
+	res, err := CheckSet(&snapshot.Store{Dir: dir}, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-// findingFor returns the error findings naming file (display path).
-func findingFor(res *SetResult, file string) []Finding {
-	var out []Finding
+// findingFor returns the error findings naming file (relative to the folder).
+func findingFor(res *SetResult, file string) []finding.Finding {
+	var out []finding.Finding
 	for _, f := range res.Findings {
-		if f.Severity == Error && f.File == file {
+		if f.Severity == finding.Error && f.File == file {
 			out = append(out, f)
 		}
 	}
@@ -106,7 +107,7 @@ func TestCheckSetHostileFileNames(t *testing.T) {
 		}
 	}
 	for n := range want {
-		fs := findingFor(res, ".ai-snapshots/"+n)
+		fs := findingFor(res, n)
 		if len(fs) != 1 || fs[0].Rule != RuleUnexpectedFile {
 			t.Errorf("%q: findings %v, want one %s", n, fs, RuleUnexpectedFile)
 		}
@@ -141,23 +142,23 @@ func TestCheckSetSymlinksOutside(t *testing.T) {
 			t.Errorf("read %s through a symlink", s.Rel)
 		}
 	}
-	if fs := findingFor(res, ".ai-snapshots/openai/"+out[0].Name()); len(fs) == 0 || fs[0].Rule != RuleUnsafeFile {
+	if fs := findingFor(res, "openai/"+out[0].Name()); len(fs) == 0 || fs[0].Rule != RuleUnsafeFile {
 		t.Errorf("file symlink: %v", fs)
 	}
-	if fs := findingFor(res, ".ai-snapshots/anthropic"); len(fs) != 1 || fs[0].Rule != RuleUnexpectedFile {
+	if fs := findingFor(res, "anthropic"); len(fs) != 1 || fs[0].Rule != RuleUnexpectedFile {
 		t.Errorf("folder symlink: %v", fs)
 	}
 	m := filepath.Join(dir, snapshot.ManifestName)
 	_ = os.Rename(m, filepath.Join(outside, "manifest.json"))
 	_ = os.Symlink(filepath.Join(outside, "manifest.json"), m)
 	res = checkDir(t, dir)
-	if fs := findingFor(res, ".ai-snapshots/manifest.json"); len(fs) == 0 || fs[0].Rule != RuleUnsafeFile || res.Manifest != nil {
+	if fs := findingFor(res, "manifest.json"); len(fs) == 0 || fs[0].Rule != RuleUnsafeFile || res.Manifest != nil {
 		t.Errorf("manifest symlink: %v (manifest read: %v)", fs, res.Manifest != nil)
 	}
 	// The set folder itself as a link is refused before anything is read.
 	link := filepath.Join(t.TempDir(), ".ai-snapshots")
 	_ = os.Symlink(dir, link)
-	if _, err := CheckSet(&snapshot.Store{Dir: link}, ".ai-snapshots", Options{}, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := CheckSet(&snapshot.Store{Dir: link}, Options{}, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("symlinked set folder: %v", err)
 	}
 }
@@ -185,10 +186,10 @@ func TestCheckSetHugeSparseFiles(t *testing.T) {
 	}
 	var res *SetResult
 	alloc := allocDuring(func() { res = checkDir(t, dir) })
-	if fs := findingFor(res, ".ai-snapshots/"+rels[0]); len(fs) != 1 || !strings.Contains(fs[0].Message, "64 MiB") {
+	if fs := findingFor(res, rels[0]); len(fs) != 1 || !strings.Contains(fs[0].Message, "64 MiB") {
 		t.Errorf("2 GiB file: %v", fs)
 	}
-	if fs := findingFor(res, ".ai-snapshots/manifest.json"); len(fs) != 1 || fs[0].Rule != RuleUnsafeFile {
+	if fs := findingFor(res, "manifest.json"); len(fs) != 1 || fs[0].Rule != RuleUnsafeFile {
 		t.Errorf("300 MiB manifest: %v", fs)
 	}
 	if alloc > 16<<20 {
@@ -223,7 +224,7 @@ func TestCheckSetHostileManifestEntries(t *testing.T) {
 			}
 			_ = os.WriteFile(mp, out, 0o644)
 			res := checkDir(t, dir)
-			fs := findingFor(res, ".ai-snapshots/manifest.json")
+			fs := findingFor(res, "manifest.json")
 			if len(fs) == 0 {
 				t.Fatalf("entry file %q accepted; findings %v", file, res.Findings)
 			}

@@ -1,49 +1,37 @@
 package cli
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 
-	"errors"
-	"os"
-	"path/filepath"
-
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/serve"
-
-	"github.com/traceforge/traceforge/internal/check"
 )
 
-// DefaultDir is the snapshot folder used when --dir is not given.
-const DefaultDir = ".ai-snapshots"
-
-// resolveDir returns the snapshot folder (absolute), how to display it, and the project root.
-func (g *globalOptions) resolveDir(io *IOStreams) (dir, display, root string) {
-	d := g.Dir
-	if d == "" {
-		d = DefaultDir
-	}
-	display = filepath.ToSlash(filepath.Clean(d))
-	if !filepath.IsAbs(d) {
-		base := io.Dir
-		if base == "" {
-			base, _ = os.Getwd()
-		}
-		d = filepath.Join(base, d)
-	}
-	d = filepath.Clean(d)
-	return d, display, filepath.Dir(d)
+// Factory holds what every command shares: the IO streams and the global
+// flags. Each command's constructor takes it (newXCmd(f, runF)).
+type Factory struct {
+	IO  *IOStreams
+	Dir string // --dir
 }
 
-// loadConfig reads the project's .traceforge.json (exit 2 on a bad one).
-func loadConfig(root string) (*check.Config, error) {
-	cfg, err := check.LoadConfig(root)
+// OpenProject opens the snapshot folder of --dir (exit 2 on a bad config).
+func (f *Factory) OpenProject() (*project.Project, error) {
+	p, err := project.Open(f.Dir, project.Options{Base: f.IO.Dir})
 	if err != nil {
-		if errors.Is(err, check.ErrConfig) {
-			return nil, withCode(ExitUsage, err, "fix "+check.ConfigName+" (see docs/format.md, \"Policy config\")")
-		}
-		return nil, err
+		return nil, projectErr(err)
 	}
-	return cfg, nil
+	return p, nil
+}
+
+// projectErr gives a project.Error its exit code (2) and hint.
+func projectErr(err error) error {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		return withCode(ExitUsage, pe.Err, pe.Hint())
+	}
+	return err
 }
 
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11): the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -209,7 +210,7 @@ func (e *faultEnv) assertNoDamage() diskState {
 			return nil
 		}
 		st.snapshots++
-		if _, fs := check.CheckBytes(rel, rel, data, check.Options{}); fs.Errors() > 0 {
+		if _, fs := check.CheckBytes(rel, data, check.Options{}); fs.Errors() > 0 {
 			e.t.Errorf("%s is damaged after kill -9: %v", rel, fs)
 		}
 		return nil
@@ -221,17 +222,17 @@ func (e *faultEnv) assertNoDamage() diskState {
 // behind the files, naming the exact file. It returns the named files.
 func (e *faultEnv) danglingOK() []string {
 	e.t.Helper()
-	set, err := check.CheckSet(&snapshot.Store{Dir: e.dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: e.dir}, check.Options{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	var named []string
 	for _, f := range set.Findings {
-		if f.Severity != check.Error {
+		if f.Severity != finding.Error {
 			continue
 		}
 		switch {
-		case f.Rule == check.RuleNotInManifest && strings.HasPrefix(f.File, ".ai-snapshots/"):
+		case f.Rule == check.RuleNotInManifest && f.File != "":
 			named = append(named, f.File)
 		case f.Rule == check.RuleManifestEntry && strings.HasSuffix(f.Pointer, "/hash"):
 			named = append(named, f.File+": "+f.Pointer)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/golden"
+	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files and generated fixtures")
 
 const fixtureRoot = "../../testdata"
 
@@ -343,7 +342,7 @@ var rebuilt = map[string]func() []snapshottest.Item{
 }
 
 func TestGenerateFixtures(t *testing.T) {
-	if !*update {
+	if !golden.Update() {
 		t.Skip("run with -update to regenerate testdata/valid and testdata/invalid")
 	}
 	for _, v := range []struct {
@@ -354,14 +353,14 @@ func TestGenerateFixtures(t *testing.T) {
 		{"anthropic", []snapshottest.Item{baseItems()[1], snapshottest.AnthropicMessage("Name three prime numbers")}},
 		{"mixed", baseItems()},
 	} {
-		dir := filepath.Join(fixtureRoot, "valid", v.name, DefaultDir)
+		dir := filepath.Join(fixtureRoot, "valid", v.name, project.DefaultDir)
 		os.RemoveAll(filepath.Dir(dir))
 		writeBase(t, dir, v.items...)
 	}
 	for _, fx := range invalidFixtures {
 		root := filepath.Join(fixtureRoot, "invalid", fx.name)
 		os.RemoveAll(root)
-		dir := filepath.Join(root, DefaultDir)
+		dir := filepath.Join(root, project.DefaultDir)
 		if mk, ok := rebuilt[fx.name]; ok {
 			writeBase(t, dir, mk()...)
 			continue
@@ -387,41 +386,11 @@ func TestFixtures(t *testing.T) {
 			io, out, errOut := testStreams(t, root)
 			code := Main([]string{"verify"}, io)
 			got := fmt.Sprintf("exit %d\n-- stdout --\n%s-- stderr --\n%s", code, out, errOut)
-			wantFile := filepath.Join(root, "want.txt")
-			if *update {
-				os.WriteFile(wantFile, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("verify output differs from %s:\n%s", wantFile, lineDiff(string(want), got))
-			}
+			golden.Assert(t, filepath.Join(root, "want.txt"), got)
 			isValid := strings.Contains(root, string(filepath.Separator)+"valid"+string(filepath.Separator))
 			if isValid && code != 0 || !isValid && code != 1 {
 				t.Errorf("exit code %d for %s", code, root)
 			}
 		})
 	}
-}
-
-// lineDiff is a small line-oriented diff for test failures.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
 }

@@ -18,13 +18,10 @@ func TestInternalErrorsExit3(t *testing.T) {
 		t.Errorf("stderr = %q", errOut)
 	}
 
-	saved := subcommands
-	t.Cleanup(func() { subcommands = saved })
-	subcommands = append(subcommands, func(*IOStreams, *globalOptions) *cobra.Command {
-		return &cobra.Command{Use: "explode", RunE: func(*cobra.Command, []string) error { panic("boom") }}
-	})
 	io, out, errOut := testStreams(t, t.TempDir())
-	if code := Main([]string{"explode"}, io); code != ExitInternal {
+	root := NewRootCmd(io)
+	root.AddCommand(&cobra.Command{Use: "explode", RunE: func(*cobra.Command, []string) error { panic("boom") }})
+	if code := execute(root, []string{"explode"}, io); code != ExitInternal {
 		t.Fatalf("panic: exit %d, want 3", code)
 	}
 	if !strings.HasPrefix(errOut.String(), "traceforge: error: internal error: boom\ntraceforge: hint: this is a bug") || out.Len() != 0 {

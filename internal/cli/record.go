@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	stdio "io"
@@ -12,18 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func init() { subcommands = append(subcommands, newRecordCmd) }
-
 // recordOptions are the flags of `traceforge record`.
 type recordOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 
 	Listen            string
 	listenSet         bool
@@ -35,8 +32,11 @@ type recordOptions struct {
 	Command           []string
 }
 
-func newRecordCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	opts := &recordOptions{IO: io, Global: g}
+func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = recordRun
+	}
+	opts := &recordOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- COMMAND ARGS...]",
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
@@ -69,21 +69,28 @@ configuration error (flags, config, lock held, bind failure, command not found).
 				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q", args[0])
 			}
 			opts.listenSet = cmd.Flags().Changed("listen")
-			return recordRun(opts)
+			return runF(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
-	f.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
-	f.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
-	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
-	f.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
-	f.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
+	fl.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
+	fl.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
+	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
+	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
+	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
 	return cmd
 }
 
+// recordGrace is how long calls in flight may take to finish when record
+// stops (their snapshots are still written).
+const recordGrace = 30 * time.Second
+
 func recordRun(o *recordOptions) error {
 	io := o.IO
+	// Everything record prints goes through the redacting writer (the
+	// command's own output does not).
+	stderr := render.NewLineRedactor(io.ErrOut)
 	if o.Prune && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --prune -- COMMAND ARGS...", "--prune needs a command: only a complete run can tell which snapshots are unused")
 	}
@@ -91,12 +98,11 @@ func recordRun(o *recordOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, display, root := o.Global.resolveDir(io)
-	cfg, err := loadConfig(root)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
-	st := &snapshot.Store{Dir: dir}
+	dir, display, st := proj.Dir, proj.Display, proj.Store
 	unlock, err := st.Lock()
 	if err != nil {
 		if errors.Is(err, snapshot.ErrLocked) {
@@ -106,7 +112,7 @@ func recordRun(o *recordOptions) error {
 	}
 	defer unlock()
 	for _, t := range st.CleanTemp() {
-		fmt.Fprintf(io.ErrOut, "traceforge: removed stray temp file %s (left by an interrupted run)\n", display+"/"+t)
+		fmt.Fprintf(stderr, "traceforge: removed stray temp file %s (left by an interrupted run)\n", display+"/"+t)
 	}
 
 	addr := o.Listen
@@ -119,7 +125,7 @@ func recordRun(o *recordOptions) error {
 	}
 	defer ln.Close()
 	if warning != "" {
-		fmt.Fprintf(io.ErrOut, "traceforge: warning: %s\n", warning)
+		fmt.Fprintf(stderr, "traceforge: warning: %s\n", warning)
 	}
 	bound := ln.Addr().String()
 	for _, u := range []*url.URL{oa, an} {
@@ -129,58 +135,39 @@ func recordRun(o *recordOptions) error {
 				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", u.Redacted())
 		}
 	}
-	allow := append([]string(nil), o.AllowHosts...)
-	if h, _, err := net.SplitHostPort(bound); err == nil && !serve.IsLoopbackHost(h) && !net.ParseIP(h).IsUnspecified() {
-		allow = append(allow, h)
+	var named []string // the addresses whose host names the server answers to
+	if h, _, err := net.SplitHostPort(bound); err == nil && !net.ParseIP(h).IsUnspecified() {
+		named = append(named, bound)
 	}
-	if h, _, err := net.SplitHostPort(o.Listen); err == nil && o.listenSet && h != "" && !serve.IsLoopbackHost(h) {
-		allow = append(allow, h)
+	if o.listenSet {
+		named = append(named, o.Listen)
 	}
+	allow := serve.AllowList(o.AllowHosts, named...)
 
 	var callLog stdio.Writer // server mode: one line per snapshot or problem as it happens
 	if len(o.Command) == 0 {
-		callLog = io.ErrOut
+		callLog = io.ErrOut // the recorder redacts its log itself
 	}
 	rec, err := record.New(record.Config{
 		Dir:               dir,
 		Display:           display,
 		OpenAIUpstream:    oa.String(),
 		AnthropicUpstream: an.String(),
-		Check:             check.Options{Config: cfg, CanMigrate: canMigrate},
+		Check:             proj.CheckOptions(),
 		OnlyMissing:       o.OnlyMissing,
-		AllowHosts:        allow,
 		Now:               now,
 		Log:               callLog,
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
 		if errors.As(err, &inv) {
-			for _, f := range inv.Findings {
-				loc := f.File
-				if f.Pointer != "" {
-					loc += ": " + f.Pointer
-				}
-				fmt.Fprintln(io.ErrOut, check.Redact(fmt.Sprintf("❌ %s: %s [%s]", loc, f.Message, f.Rule)))
-				if f.Fix != "" {
-					fmt.Fprintln(io.ErrOut, check.Redact("   → "+f.Fix))
-				}
-			}
+			_ = render.WriteFindingLines(stderr, inv.Display, inv.Findings)
 			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
 		}
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
 
-	srv := serve.NewServer(rec.Handler())
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- srv.Serve(ln) }()
-	stopServer := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			_ = srv.Close()
-		}
-		<-serveDone
-	}
+	srv := serve.Start(ln, serve.Guard(rec.Handler(), allow, record.Refuse))
 
 	ctx, cancel := io.Context()
 	defer cancel()
@@ -189,48 +176,47 @@ func recordRun(o *recordOptions) error {
 		for _, line := range serve.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
 		}
-		fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
+		fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
 		select {
 		case <-ctx.Done():
-		case err := <-serveDone:
-			serveDone <- err
+		case <-srv.Done():
 		}
-		stopServer()
+		srv.Stop(recordGrace)
 		sum := rec.Finish()
-		sum.Write(io.ErrOut, o.OnlyMissing)
+		sum.Write(stderr, o.OnlyMissing)
 		if sum.Failed() {
 			return silentFail(ExitFailed)
 		}
 		return nil
 	}
 
-	fmt.Fprintf(io.ErrOut, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
+	fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
 	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
-	stopServer()
+	srv.Stop(recordGrace)
 	sum := rec.Finish()
 	if cerr != nil {
 		return cerr
 	}
-	sum.Write(io.ErrOut, o.OnlyMissing)
+	sum.Write(stderr, o.OnlyMissing)
 	failed := sum.Failed()
 	if o.Prune {
 		switch {
 		case failed:
-			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: not every call was snapshotted")
+			fmt.Fprintln(stderr, "traceforge: --prune skipped: not every call was snapshotted")
 		case res.Code != 0:
-			fmt.Fprintln(io.ErrOut, "traceforge: --prune skipped: the command did not exit 0")
+			fmt.Fprintln(stderr, "traceforge: --prune skipped: the command did not exit 0")
 		default:
 			removed, err := rec.Prune()
 			for _, r := range removed {
-				fmt.Fprintf(io.ErrOut, "pruned %s\n", r)
+				fmt.Fprintf(stderr, "pruned %s\n", r)
 			}
 			if err != nil {
-				fmt.Fprintf(io.ErrOut, "traceforge: error: prune: %s\n", check.Redact(err.Error()))
+				fmt.Fprintf(stderr, "traceforge: error: prune: %s\n", err)
 				failed = true
 			}
 		}
 	}
-	fmt.Fprintln(io.ErrOut, check.Redact(res.Line))
+	fmt.Fprintln(stderr, res.Line)
 	if failed {
 		return silentFail(ExitFailed)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -180,12 +181,12 @@ func (e *recEnv) record(calls string, exit int, flags ...string) (int, string, s
 // verifyOK runs the static checks over the set: no error finding.
 func (e *recEnv) verifyOK() *check.SetResult {
 	e.t.Helper()
-	set, err := check.CheckSet(&snapshot.Store{Dir: e.dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: e.dir}, check.Options{}, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			e.t.Errorf("static verification: %s", f.Error())
 		}
 	}
@@ -367,16 +368,19 @@ func TestRecordOnlyMissing(t *testing.T) {
 	}
 	e.verifyOK()
 
-	// A set that fails a static check: the command is not started.
+	// A set that fails a static check: the command is not started, and
+	// every finding names its file under the folder.
+	broken := ""
 	for rel := range e.files() {
 		if strings.HasPrefix(rel, "openai/") {
 			_ = os.WriteFile(filepath.Join(e.dir, rel), []byte(`{"version":"1.0.0"}`), 0o644)
+			broken = rel
 			break
 		}
 	}
 	e.env["TF_REC_MARKER"] = filepath.Join(e.root, "started")
 	code, _, errOut = e.record("openai:Known", 0, "--only-missing")
-	if code != 1 || !strings.Contains(errOut, "not started") {
+	if code != 1 || !strings.Contains(errOut, "not started") || !strings.Contains(errOut, "❌ .ai-snapshots/"+broken+": ") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(e.root, "started")); err == nil {

@@ -44,14 +44,9 @@ func version() string {
 	return "devel"
 }
 
-// globalOptions are flags shared by every command.
-type globalOptions struct {
-	Dir string
-}
-
 // NewRootCmd builds the command tree.
 func NewRootCmd(io *IOStreams) *cobra.Command {
-	g := &globalOptions{}
+	f := &Factory{IO: io}
 	root := &cobra.Command{
 		Use:   "traceforge",
 		Short: "Snapshot testing for LLM behaviour",
@@ -67,19 +62,16 @@ hashed JSON snapshots and verifies them offline in CI.
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
 	root.SetIn(io.In)
-	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "snapshot folder (default ./.ai-snapshots; its parent is the project root)")
+	root.PersistentFlags().StringVar(&f.Dir, "dir", "", "snapshot folder (default ./.ai-snapshots; its parent is the project root)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err, Hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 	})
+	root.AddCommand(newRecordCmd(f, nil))
+	root.AddCommand(newSnapshotCmd(f))
+	root.AddCommand(newVerifyCmd(f, nil))
 	root.AddCommand(newVersionCmd(io))
-	for _, add := range subcommands {
-		root.AddCommand(add(io, g))
-	}
 	return root
 }
-
-// subcommands is filled by each command file's init, so adding a command is one file.
-var subcommands []func(*IOStreams, *globalOptions) *cobra.Command
 
 func newVersionCmd(io *IOStreams) *cobra.Command {
 	return &cobra.Command{
@@ -95,7 +87,12 @@ func newVersionCmd(io *IOStreams) *cobra.Command {
 
 // Main runs traceforge with args and returns the exit code. It is the only
 // place that prints errors.
-func Main(args []string, io *IOStreams) (code int) {
+func Main(args []string, io *IOStreams) int {
+	return execute(NewRootCmd(io), args, io)
+}
+
+// execute runs root with args and returns the exit code, printing the error.
+func execute(root *cobra.Command, args []string, io *IOStreams) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(io.ErrOut, "traceforge: error: internal error: %v\n", r)
@@ -103,7 +100,6 @@ func Main(args []string, io *IOStreams) (code int) {
 			code = ExitInternal
 		}
 	}()
-	root := NewRootCmd(io)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -14,19 +13,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/project"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
-func init() { subcommands = append(subcommands, newSnapshotCmd) }
-
-// snapshotSubcommands lets each `snapshot` verb live in its own file.
-var snapshotSubcommands []func(*IOStreams, *globalOptions) *cobra.Command
-
 // now is the clock; replaced in tests.
 var now = time.Now
 
-func newSnapshotCmd(io *IOStreams, g *globalOptions) *cobra.Command {
+func newSnapshotCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "List, show, reindex and migrate snapshots",
@@ -35,46 +32,48 @@ func newSnapshotCmd(io *IOStreams, g *globalOptions) *cobra.Command {
 			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, reindex or migrate")
 		},
 	}
-	cmd.AddCommand(newSnapshotListCmd(io, g), newSnapshotShowCmd(io, g), newSnapshotReindexCmd(io, g))
-	for _, add := range snapshotSubcommands {
-		cmd.AddCommand(add(io, g))
-	}
+	cmd.AddCommand(newSnapshotListCmd(f, nil))
+	cmd.AddCommand(newSnapshotShowCmd(f, nil))
+	cmd.AddCommand(newSnapshotReindexCmd(f, nil))
+	cmd.AddCommand(newSnapshotMigrateCmd(f, nil))
 	return cmd
 }
 
 type listOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	Format string
+	IO      *IOStreams
+	Factory *Factory
+	Format  string
 }
 
-func newSnapshotListCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &listOptions{IO: io, Global: g}
+func newSnapshotListCmd(f *Factory, runF func(*listOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = listRun
+	}
+	o := &listOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the snapshots: id, provider, model, source, tokens, latency",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return listRun(o) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "text", "text or json")
 	return cmd
 }
 
 // loadSet runs the static checks (list and show display what they find).
-func loadSet(io *IOStreams, g *globalOptions) (*check.SetResult, string, error) {
-	dir, display, root := g.resolveDir(io)
-	cfg, err := loadConfig(root)
+func loadSet(f *Factory) (*check.SetResult, string, error) {
+	proj, err := f.OpenProject()
 	if err != nil {
 		return nil, "", err
 	}
-	_, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate})
+	if err := proj.Require("record snapshots first, or point --dir at the folder"); err != nil {
+		return nil, "", projectErr(err)
+	}
+	_, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate})
 	if err != nil {
-		if errors.Is(err, verify.ErrNoSnapshotDir) {
-			return nil, "", withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first, or point --dir at the folder")
-		}
 		return nil, "", withCode(ExitFailed, err, "")
 	}
-	return set, display, nil
+	return set, proj.Display, nil
 }
 
 type listRow struct {
@@ -92,7 +91,7 @@ func listRun(o *listOptions) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
 	}
-	set, display, err := loadSet(o.IO, o.Global)
+	set, display, err := loadSet(o.Factory)
 	if err != nil {
 		return err
 	}
@@ -104,19 +103,28 @@ func listRun(o *listOptions) error {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
+		rw := render.NewRedactor(o.IO.Out)
+		enc := json.NewEncoder(rw)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(rows)
+		if err := enc.Encode(rows); err != nil {
+			return err
+		}
+		return rw.Flush()
 	}
+	// Redacted before the columns are aligned.
 	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROVIDER\tMODEL\tSOURCE\tTOKENS\tLATENCY")
+	rw := render.NewRedactor(tw)
+	fmt.Fprintln(rw, "ID\tPROVIDER\tMODEL\tSOURCE\tTOKENS\tLATENCY")
 	for _, r := range rows {
 		mark := ""
 		if !r.Valid {
 			mark = "  (invalid: run traceforge verify)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, check.Redact(r.Model), check.Redact(r.Source), r.Tokens, r.LatencyMS, mark)
+		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, r.Model, r.Source, r.Tokens, r.LatencyMS, mark)
+	}
+	if err := rw.Flush(); err != nil {
+		return err
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -128,20 +136,23 @@ func listRun(o *listOptions) error {
 }
 
 type showOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	ID     string
+	IO      *IOStreams
+	Factory *Factory
+	ID      string
 }
 
-func newSnapshotShowCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &showOptions{IO: io, Global: g}
+func newSnapshotShowCmd(f *Factory, runF func(*showOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = showRun
+	}
+	o := &showOptions{IO: f.IO, Factory: f}
 	return &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one snapshot with its hash status",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ID = args[0]
-			return showRun(o)
+			return runF(o)
 		},
 	}
 }
@@ -151,7 +162,7 @@ func showRun(o *showOptions) error {
 	if !snapshot.ValidID(id) {
 		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
 	}
-	set, display, err := loadSet(o.IO, o.Global)
+	set, display, err := loadSet(o.Factory)
 	if err != nil {
 		return err
 	}
@@ -166,19 +177,20 @@ func showRun(o *showOptions) error {
 		return withCode(ExitFailed, fmt.Errorf("no snapshot with id %s in %s", id, display), "see traceforge snapshot list")
 	}
 	file := path.Join(display, found.Rel)
-	var problems check.Findings
+	var problems finding.Findings
 	for _, f := range set.Findings {
-		if f.File == file {
+		if f.File == found.Rel {
 			problems = append(problems, f)
 		}
 	}
-	out := o.IO.Out
+	out := render.NewRedactor(o.IO.Out)
+	defer out.Flush()
 	r := found.Record
 	fmt.Fprintf(out, "id:         %s\n", r.ID)
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
-	fmt.Fprintf(out, "source:     %s\n", check.Redact(r.Source.Display()))
+	fmt.Fprintf(out, "source:     %s\n", r.Source.Display())
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
 	if r.ParentID != "" {
 		fmt.Fprintf(out, "lineage:    parent %s, turn %d\n", r.ParentID, r.Turn)
@@ -190,15 +202,15 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "hash:       %s\n", r.Hash)
 	fmt.Fprintf(out, "status:     %s\n", status)
 	for _, p := range problems {
-		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, check.Redact(p.Message))
+		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, p.Message)
 	}
 	fmt.Fprintf(out, "tokens:     %d\nlatency:    %dms\nfinish:     %s\n", r.Response.TokensUsed, r.Response.LatencyMS, r.Response.FinishReason)
 	req, _ := snapshot.MarshalPretty(r.Request)
-	fmt.Fprintf(out, "\nrequest:\n%s", check.Redact(indentBlock(string(req))))
-	fmt.Fprintf(out, "\nresponse:\n%s\n", indentBlock(check.Redact(r.Response.Content)))
+	fmt.Fprintf(out, "\nrequest:\n%s", indentBlock(string(req)))
+	fmt.Fprintf(out, "\nresponse:\n%s\n", indentBlock(r.Response.Content))
 	if len(r.Response.ToolCalls) > 0 {
 		tc, _ := snapshot.MarshalPretty(r.Response.ToolCalls)
-		fmt.Fprintf(out, "\ntool calls:\n%s", check.Redact(indentBlock(string(tc))))
+		fmt.Fprintf(out, "\ntool calls:\n%s", indentBlock(string(tc)))
 	}
 	if problems.Errors() > 0 {
 		return silentFail(ExitFailed)
@@ -215,30 +227,32 @@ func indentBlock(s string) string {
 }
 
 type reindexOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 }
 
-func newSnapshotReindexCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &reindexOptions{IO: io, Global: g}
+func newSnapshotReindexCmd(f *Factory, runF func(*reindexOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = reindexRun
+	}
+	o := &reindexOptions{IO: f.IO, Factory: f}
 	return &cobra.Command{
 		Use:   "reindex",
 		Short: "Rebuild manifest.json from the snapshot files that pass every check",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return reindexRun(o) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
 }
 
 func reindexRun(o *reindexOptions) error {
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
-	st := &snapshot.Store{Dir: dir}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "point --dir at the snapshot folder")
+	if err := proj.Require("point --dir at the snapshot folder"); err != nil {
+		return projectErr(err)
 	}
+	st, display := proj.Store, proj.Display
 	unlock, err := st.Lock()
 	if err != nil {
 		if errors.Is(err, snapshot.ErrLocked) {
@@ -248,15 +262,16 @@ func reindexRun(o *reindexOptions) error {
 	}
 	defer unlock()
 	removed := st.CleanTemp()
-	res, err := check.Reindex(st, display, check.Options{Config: cfg, CanMigrate: canMigrate}, now())
+	stderr := render.NewLineRedactor(o.IO.ErrOut)
+	res, err := check.Reindex(st, proj.CheckOptions(), now())
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}
 	for _, r := range removed {
-		fmt.Fprintf(o.IO.ErrOut, "removed stray temp file %s\n", path.Join(display, r))
+		fmt.Fprintf(stderr, "removed stray temp file %s\n", path.Join(display, r))
 	}
 	for _, f := range res.Skipped {
-		fmt.Fprintf(o.IO.ErrOut, "left out %s: %s\n", f.File, check.Redact(f.Message))
+		fmt.Fprintf(stderr, "left out %s: %s\n", path.Join(display, f.File), f.Message)
 	}
 	state := "unchanged"
 	if res.Changed {

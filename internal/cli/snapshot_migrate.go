@@ -7,27 +7,24 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/migrate"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func init() { snapshotSubcommands = append(snapshotSubcommands, newSnapshotMigrateCmd) }
-
-// migratable reports whether a registered migration path leads from version
-// to the current format (verify's hint asks this).
-func migratable(version string) bool { return migrate.CanMigrate(version, snapshot.Version) }
-
 type migrateOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
-	From   string
-	To     string
-	DryRun bool
+	IO      *IOStreams
+	Factory *Factory
+	From    string
+	To      string
+	DryRun  bool
 }
 
-func newSnapshotMigrateCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	o := &migrateOptions{IO: io, Global: g}
+func newSnapshotMigrateCmd(f *Factory, runF func(*migrateOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = migrateRun
+	}
+	o := &migrateOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "migrate --from VERSION --to VERSION [--dry-run]",
 		Short: "Migrate a snapshot set to another format version",
@@ -49,12 +46,12 @@ Exit codes: 0 migrated or nothing to do, 1 refused (edited or un-migratable
 records), 2 usage (unknown versions, missing folder, folder locked).`,
 		Example: "  traceforge snapshot migrate --from 0.9.0 --to 1.0.0 --dry-run\n  traceforge snapshot migrate --from 0.9.0 --to 1.0.0",
 		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, args []string) error { return migrateRun(o) },
+		RunE:    func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.From, "from", "", "format version of the set now (e.g. 0.9.0)")
-	f.StringVar(&o.To, "to", "", "format version to migrate to (e.g. "+snapshot.Version+")")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (records, target files, problems) and write nothing")
+	fl := cmd.Flags()
+	fl.StringVar(&o.From, "from", "", "format version of the set now (e.g. 0.9.0)")
+	fl.StringVar(&o.To, "to", "", "format version to migrate to (e.g. "+snapshot.Version+")")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan (records, target files, problems) and write nothing")
 	return cmd
 }
 
@@ -63,14 +60,14 @@ func migrateRun(o *migrateOptions) error {
 	if o.From == "" || o.To == "" {
 		return usageErr("e.g. traceforge snapshot migrate --from 0.9.0 --to "+snapshot.Version+" ("+supported+")", "--from and --to are both required")
 	}
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
+	display := proj.Display
 	res, err := migrate.Run(migrate.Options{
-		Dir: dir, Display: display, From: o.From, To: o.To, DryRun: o.DryRun,
-		Check: check.Options{Config: cfg, CanMigrate: migratable},
+		Dir: proj.Dir, Display: display, From: o.From, To: o.To, DryRun: o.DryRun,
+		Check: proj.CheckOptions(),
 		Now:   now,
 	})
 	var refused *migrate.RefusedError
@@ -86,7 +83,7 @@ func migrateRun(o *migrateOptions) error {
 			res.WritePlan(o.IO.Out)
 		} else {
 			fmt.Fprintf(o.IO.ErrOut, "Problems (%d):\n", len(refused.Problems))
-			migrate.WriteProblems(o.IO.ErrOut, refused.Problems)
+			_ = render.WriteMigrateProblems(o.IO.ErrOut, display, refused.Problems)
 		}
 		hint := "fix or re-record the records listed above, then rerun; nothing was changed"
 		if refused.Written {

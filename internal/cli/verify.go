@@ -3,11 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,17 +16,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/project"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
-func init() { subcommands = append(subcommands, newVerifyCmd) }
-
 // verifyOptions are the flags of `traceforge verify`.
 type verifyOptions struct {
-	IO     *IOStreams
-	Global *globalOptions
+	IO      *IOStreams
+	Factory *Factory
 
 	Format        string
 	Output        string
@@ -53,8 +51,11 @@ type verifyOptions struct {
 // --serve) when none is set: the official SDKs refuse to start without one.
 const ReplayKey = "traceforge-replay"
 
-func newVerifyCmd(io *IOStreams, g *globalOptions) *cobra.Command {
-	opts := &verifyOptions{IO: io, Global: g}
+func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = verifyRun
+	}
+	opts := &verifyOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "verify [flags] [-- COMMAND ARGS...]",
 		Short: "Check every snapshot and hash; with a command, replay the snapshots to it offline",
@@ -99,28 +100,28 @@ command's own exit code.`,
 			}
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
-			return verifyRun(opts)
+			return runF(opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
-	f.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
-	f.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
-	f.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
-	f.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
-	f.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
-	f.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
-	f.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
-	f.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
-	f.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
-	f.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
-	f.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
-	f.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
+	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
+	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
+	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
+	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
+	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
+	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
+	fl.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
+	fl.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
+	fl.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
+	fl.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
+	fl.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
 	return cmd
 }
 
 func validFormat(f string) bool {
-	for _, x := range verify.Formats {
+	for _, x := range render.Formats {
 		if f == x {
 			return true
 		}
@@ -131,7 +132,7 @@ func validFormat(f string) bool {
 // checkVerifyFlags rejects flag combinations that make no sense (exit 2).
 func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 	if !validFormat(o.Format) {
-		return nil, usageErr("use one of: "+strings.Join(verify.Formats, ", "), "unknown --format %q", o.Format)
+		return nil, usageErr("use one of: "+strings.Join(render.Formats, ", "), "unknown --format %q", o.Format)
 	}
 	shard, err := verify.ParseShard(o.Shard)
 	if err != nil {
@@ -181,8 +182,7 @@ func verifyRun(o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	dir, display, root := o.Global.resolveDir(o.IO)
-	cfg, err := loadConfig(root)
+	proj, err := o.Factory.OpenProject()
 	if err != nil {
 		return err
 	}
@@ -195,12 +195,12 @@ func verifyRun(o *verifyOptions) error {
 		}
 	}
 	staticOnly := len(o.Command) == 0 && !o.Serve && !o.Live
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir, Display: display, Config: cfg, CanMigrate: canMigrate, Shard: shard, Slim: staticOnly})
+	if err := proj.Require("record snapshots first (traceforge record -- <command>), or point --dir at the folder"); err != nil {
+		return projectErr(err)
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly})
 	if err != nil {
-		if errors.Is(err, verify.ErrNoSnapshotDir) {
-			return withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first (traceforge record -- <command>), or point --dir at the folder")
-		}
-		return withCode(ExitFailed, fmt.Errorf("read %s: %w", display, err), "check the folder's permissions")
+		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
 	}
 	rep.FailOnUnused = o.FailOnUnused
 	if shard != nil {
@@ -230,8 +230,11 @@ func (o *verifyOptions) context() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
 
+// replayGrace is how long replies in flight may take when verify stops.
+const replayGrace = 5 * time.Second
+
 // startReplay listens and serves the replay server over the valid set.
-func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *http.Server, net.Listener, error) {
+func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *serve.Running, net.Listener, error) {
 	ln, warning, err := serve.Listen(addr)
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, err, "pick another address with --listen, or stop what holds the port")
@@ -239,22 +242,9 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	allow := append([]string(nil), o.AllowHosts...)
-	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && !serve.IsLoopbackHost(host) {
-		allow = append(allow, host)
-	}
-	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, AllowHosts: allow})
-	srv := serve.NewServer(rs.Handler())
-	go func() { _ = srv.Serve(ln) }()
-	return rs, srv, ln, nil
-}
-
-func stopReplay(srv *http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-	}
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency})
+	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse)
+	return rs, serve.Start(ln, h), ln, nil
 }
 
 // keyEnv returns KEY=traceforge-replay for each provider key not set.
@@ -269,7 +259,7 @@ func keyEnv(io *IOStreams) []string {
 }
 
 // staticFailed reports the static findings and says COMMAND/--serve was not started.
-func staticFailed(o *verifyOptions, rep *verify.Report, what string) error {
+func staticFailed(o *verifyOptions, rep *render.VerifyReport, what string) error {
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -278,7 +268,7 @@ func staticFailed(o *verifyOptions, rep *verify.Report, what string) error {
 	return silentFail(ExitFailed)
 }
 
-func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
 	cmdline := strings.Join(o.Command, " ")
 	if rep.Failed() {
 		return staticFailed(o, rep, cmdline)
@@ -291,7 +281,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	defer cancel()
 	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
 	res, err := runChild(ctx, o.IO, o.Command, env)
-	stopReplay(srv)
+	srv.Stop(replayGrace)
 	if err != nil {
 		return err
 	}
@@ -299,7 +289,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	rep.Command = cmdline
 	code := res.Code
 	rep.ExitCode = &code
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -313,7 +303,7 @@ func verifyCommand(o *verifyOptions, rep *verify.Report, set *check.SetResult) e
 	return nil
 }
 
-func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) error {
+func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
 	if rep.Failed() {
 		return staticFailed(o, rep, "the replay server")
 	}
@@ -335,9 +325,9 @@ func verifyServe(o *verifyOptions, rep *verify.Report, set *check.SetResult) err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "traceforge: replaying %d snapshot(s) on http://%s; stop with Ctrl-C for the report\n", len(set.ByKey()), ln.Addr())
 	<-ctx.Done()
-	stopReplay(srv)
+	srv.Stop(replayGrace)
 	rep.Mode = "serve"
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -366,7 +356,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -427,11 +417,8 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *verify.Report, set *check.S
 	return nil
 }
 
-// canMigrate reports whether snapshot migrate knows a path from version.
-var canMigrate = migratable
-
 // writeReport renders rep to --output (atomically) or standard output.
-func writeReport(io *IOStreams, rep *verify.Report, format, output string) error {
+func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string) error {
 	if output == "" {
 		return rep.Write(io.Out, format, io.Colour() && format == "text")
 	}
@@ -442,10 +429,7 @@ func writeReport(io *IOStreams, rep *verify.Report, format, output string) error
 	if err := writeFileAtomic(output, buf.Bytes()); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
-	var sum bytes.Buffer
-	_ = rep.Write(&sum, "text", false)
-	lines := strings.Split(strings.TrimRight(sum.String(), "\n"), "\n")
-	fmt.Fprintln(io.ErrOut, lines[len(lines)-1])
+	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
 	return nil
 }
 

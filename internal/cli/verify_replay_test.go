@@ -317,7 +317,9 @@ func TestVerifyServe(t *testing.T) {
 	e.ctx = func() (context.Context, context.CancelFunc) { return ctx, func() {} }
 	io, out, errOut := e.streams()
 	done := make(chan int, 1)
-	go func() { done <- Main([]string{"verify", "--serve", "--listen", "127.0.0.1:0", "--format", "json"}, io) }()
+	go func() {
+		done <- Main([]string{"verify", "--serve", "--listen", "127.0.0.1:0", "--allow-host", "app.test", "--format", "json"}, io)
+	}()
 	var base string
 	deadline := time.Now().Add(10 * time.Second)
 	for base == "" && time.Now().Before(deadline) {
@@ -337,17 +339,28 @@ func TestVerifyServe(t *testing.T) {
 			t.Errorf("exports lack %q:\n%s", want, out.String())
 		}
 	}
-	post := func(prompt string) int {
+	postHost := func(prompt, host string) int {
 		b, _ := json.Marshal(snapshottest.OpenAIChat(prompt).Request)
-		resp, err := http.Post(base+"/chat/completions", "application/json", bytes.NewReader(b))
+		req, _ := http.NewRequest("POST", base+"/chat/completions", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, _ = io2Discard(resp)
 		return resp.StatusCode
 	}
-	if s := post("hello"); s != 200 {
-		t.Fatalf("hit: %d", s)
+	post := func(prompt string) int { return postHost(prompt, "") }
+	// The server is wired behind the Host guard: a foreign Host is refused
+	// before replay sees it, an --allow-host name is served.
+	if s := postHost("hello", "evil.example"); s != 403 {
+		t.Fatalf("foreign Host: %d, want 403", s)
+	}
+	if s := postHost("hello", "app.test:8080"); s != 200 {
+		t.Fatalf("hit with an allowed Host: %d", s)
 	}
 	if s := post("goodbye"); s != 404 {
 		t.Fatalf("miss: %d", s)

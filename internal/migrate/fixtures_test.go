@@ -2,17 +2,17 @@ package migrate
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/golden"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// -update regenerates the legacy fixtures (with real hashes), the golden
-// dry-run outputs and the expected migrated sets under testdata/legacy.
-var update = flag.Bool("update", false, "rewrite testdata/legacy fixtures and golden files")
+// -update (internal/golden) regenerates the legacy fixtures (with real
+// hashes), the golden dry-run outputs and the expected migrated sets under
+// testdata/legacy.
 
 // legacyDir is where the fixtures live (repository root testdata).
 var legacyDir = filepath.Join("..", "..", "testdata", "legacy")
@@ -246,7 +246,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range legacyFixtures() {
 		want := fixtureBytes(t, f)
 		p := filepath.Join(legacyDir, f.name, LegacyFile)
-		if *update {
+		if golden.Update() {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -109,7 +110,7 @@ func TestLegacyRecordProblems(t *testing.T) {
 			if !strings.Contains(rep.Problems[0].Message, tt.detail) {
 				t.Errorf("message %q lacks %q", rep.Problems[0].Message, tt.detail)
 			}
-			if rep.Problems[0].Record != `#0 "r"` || !strings.HasPrefix(rep.Problems[0].Pointer, "/snapshots/0") {
+			if rep.Problems[0].Subject != `#0 "r"` || !strings.HasPrefix(rep.Problems[0].Pointer, "/snapshots/0") {
 				t.Errorf("problem not tied to the record: %+v", rep.Problems[0])
 			}
 		})
@@ -169,7 +170,7 @@ func TestSecretIsRefusedAndRedacted(t *testing.T) {
 	if got := rulesOf(rep.Problems); !reflect.DeepEqual(got, []string{check.RuleSecret}) {
 		t.Fatalf("rules = %v", got)
 	}
-	res := &Result{Display: display, From: "0.9.0", To: "1.0.0", DryRun: true, Steps: []*StepReport{rep}, Problems: rep.Problems}
+	res := &render.MigratePlan{Display: display, From: "0.9.0", To: "1.0.0", DryRun: true, Steps: []*render.MigrateStep{rep}, Problems: rep.Problems}
 	var b bytes.Buffer
 	res.WritePlan(&b)
 	if strings.Contains(b.String(), key) || !strings.Contains(b.String(), "[secret]") {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/render"
 )
 
 // Set is a snapshot set held in memory between steps: its format version and
@@ -48,47 +49,6 @@ type Env struct {
 	Check   check.Options // policy config for the check pipeline
 }
 
-// Item says what a step did with one record of its input.
-type Item struct {
-	Source string // the input record, e.g. `#0 "sum-1" openai src/a.py:12:f`
-	Target string // the file it goes to ("" when refused)
-	Note   string // e.g. merged, refused
-}
-
-// Problem is one reason a migration cannot proceed. Every problem of every
-// record is reported at once.
-type Problem struct {
-	File    string // display path, e.g. .ai-snapshots/snapshots.json
-	Pointer string // JSON pointer inside File
-	Record  string // the record it is about, e.g. `#2 "sum-3"`
-	Rule    string
-	Message string
-	Fix     string
-}
-
-func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Pointer != "" {
-		b.WriteString(" " + p.Pointer)
-	}
-	if p.Record != "" {
-		b.WriteString(" (" + p.Record + ")")
-	}
-	fmt.Fprintf(&b, ": %s [%s]", p.Message, p.Rule)
-	return check.Redact(b.String())
-}
-
-// StepReport is what one step reports: the fate of each input record and
-// every problem found. A step with problems produces no output set.
-type StepReport struct {
-	From, To string
-	Summary  string // one line, e.g. "5 legacy records in snapshots.json → 4 snapshot files"
-	Items    []Item
-	Notes    []string
-	Problems []Problem
-}
-
 // Step migrates a set from one format version to the next.
 type Step struct {
 	From, To string
@@ -96,7 +56,7 @@ type Step struct {
 	Describe string
 	// Apply turns the input set into the output set. Problems go in the
 	// report (the output is then ignored); an error is reserved for bugs.
-	Apply func(in *Set, env Env) (*Set, *StepReport, error)
+	Apply func(in *Set, env Env) (*Set, *render.MigrateStep, error)
 }
 
 // Registry holds the known steps. The package-level functions use the

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/golden"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -89,7 +92,7 @@ func keys(m map[string]string) []string {
 	return ks
 }
 
-func rulesOf(ps []Problem) []string {
+func rulesOf(ps finding.Findings) []string {
 	var rs []string
 	for _, p := range ps {
 		rs = append(rs, p.Rule)
@@ -116,7 +119,7 @@ func TestRegistryPaths(t *testing.T) {
 
 	// A future step is one registration; chains are found through it.
 	r := NewRegistry()
-	noop := func(in *Set, env Env) (*Set, *StepReport, error) { return in, &StepReport{}, nil }
+	noop := func(in *Set, env Env) (*Set, *render.MigrateStep, error) { return in, &render.MigrateStep{}, nil }
 	r.Register(Step{From: "1.0.0", To: "1.1.0", Apply: noop})
 	r.Register(Step{From: "0.9.0", To: "1.0.0", Apply: noop})
 	r.Register(Step{From: "1.1.0", To: "2.0.0", Apply: noop})
@@ -154,13 +157,13 @@ func TestChainThroughFutureStep(t *testing.T) {
 	r := NewRegistry()
 	legacy := defaultRegistry.steps[[2]string{"0.9.0", "1.0.0"}]
 	var seen []string
-	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *StepReport, error) {
+	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 		seen = append(seen, "0.8.0→0.9.0")
 		out := &Set{Version: "0.9.0", Files: map[string][]byte{}}
 		for k, v := range in.Files {
 			out.Files[k] = bytes.Replace(v, []byte(`"version": "0.8.0"`), []byte(`"version": "0.9.0"`), 1)
 		}
-		return out, &StepReport{From: "0.8.0", To: "0.9.0", Summary: "version bump"}, nil
+		return out, &render.MigrateStep{From: "0.8.0", To: "0.9.0", Summary: "version bump"}, nil
 	}})
 	r.Register(legacy)
 	dir := setup(t, "valid-openai")
@@ -183,12 +186,12 @@ func TestChainThroughFutureStep(t *testing.T) {
 
 func assertValidSet(t *testing.T, dir string) {
 	t.Helper()
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, display, check.Options{Config: &check.Config{}}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Config: &check.Config{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			t.Errorf("CheckSet: %s", f.Error())
 		}
 	}
@@ -223,16 +226,7 @@ func TestDryRunGolden(t *testing.T) {
 			}
 			var b bytes.Buffer
 			res.WritePlan(&b)
-			golden := filepath.Join(legacyDir, f.name, "dry-run.golden")
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			} else if want, err := os.ReadFile(golden); err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			} else if !bytes.Equal(want, b.Bytes()) {
-				t.Errorf("dry-run output differs from %s (run with -update after checking):\n--- got\n%s--- want\n%s", golden, b.String(), want)
-			}
+			golden.Assert(t, filepath.Join(legacyDir, f.name, "dry-run.golden"), b.String())
 			if after := tree(t, dir, false); !reflect.DeepEqual(before, after) {
 				t.Errorf("dry run wrote files: %v → %v", keys(before), keys(after))
 			}
@@ -287,7 +281,7 @@ func TestMigrateValid(t *testing.T) {
 			// The migrated set is pinned byte for byte.
 			got := tree(t, dir, true)
 			wantDir := filepath.Join(legacyDir, name, "want")
-			if *update {
+			if golden.Update() {
 				_ = os.RemoveAll(wantDir)
 				for rel, data := range got {
 					p := filepath.Join(wantDir, filepath.FromSlash(rel))
@@ -331,7 +325,7 @@ func TestMergeKeepsEarliest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, _ := check.CheckSet(&snapshot.Store{Dir: dir}, display, check.Options{}, nil)
+	set, _ := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if len(set.Snapshots) != 2 {
 		t.Fatalf("%d snapshots, want 2 (one merged)", len(set.Snapshots))
 	}
@@ -373,7 +367,7 @@ func TestRefusedWritesNothing(t *testing.T) {
 				t.Error("stage folder created")
 			}
 			for _, p := range re.Problems {
-				if p.Fix == "" || p.Message == "" || !strings.HasPrefix(p.File, display+"/") {
+				if p.Fix == "" || p.Message == "" || p.File == "" || strings.HasPrefix(p.File, display) {
 					t.Errorf("incomplete problem %+v", p)
 				}
 			}
@@ -389,7 +383,7 @@ func TestTamperedNamesRecord(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	p := re.Problems[0]
-	if p.Record != `#1 "ask-1"` || p.Pointer != "/snapshots/1/hash" || !strings.Contains(p.Message, "record hash mismatch") {
+	if p.Subject != `#1 "ask-1"` || p.Pointer != "/snapshots/1/hash" || !strings.Contains(p.Message, "record hash mismatch") {
 		t.Errorf("problem = %+v", p)
 	}
 }
@@ -483,7 +477,7 @@ func TestCrashAtEveryStage(t *testing.T) {
 func classify(t *testing.T, dir string) string {
 	t.Helper()
 	canMigrate := func(v string) bool { return CanMigrate(v, snapshot.Version) }
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, display, check.Options{Config: &check.Config{}, CanMigrate: canMigrate}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Config: &check.Config{}, CanMigrate: canMigrate}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +486,7 @@ func classify(t *testing.T, dir string) string {
 	}
 	var rules []string
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			rules = append(rules, f.Rule)
 			if f.Rule == check.RuleVersion && !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 0.9.0 --to 1.0.0") {
 				t.Errorf("version finding without the migrate hint: %q", f.Verbatim)
@@ -530,7 +524,7 @@ func TestRerunAfterReindexOfPartialSet(t *testing.T) {
 	if !errors.Is(err, errCrash) {
 		t.Fatal(err)
 	}
-	if _, err := check.Reindex(&snapshot.Store{Dir: dir}, display, check.Options{}, testNow); err != nil {
+	if _, err := check.Reindex(&snapshot.Store{Dir: dir}, check.Options{}, testNow); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(opts(dir, false)); err != nil {
@@ -613,7 +607,7 @@ func TestFolderStates(t *testing.T) {
 		before := tree(t, dir, true)
 		_, err := Run(opts(dir, false))
 		var re *RefusedError
-		if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].File != display+"/notes.txt" {
+		if !errors.As(err, &re) || len(re.Problems) != 1 || re.Problems[0].File != "notes.txt" {
 			t.Fatalf("err = %v", err)
 		}
 		if after := tree(t, dir, true); !reflect.DeepEqual(before, after) {

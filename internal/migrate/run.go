@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -37,7 +36,7 @@ var ErrRefused = errors.New("migration refused")
 
 // RefusedError lists every problem that stops a migration.
 type RefusedError struct {
-	Problems []Problem
+	Problems finding.Findings
 	// Written is true only when the problems were found after the new
 	// files were committed (the final verification); the old file is kept.
 	Written bool
@@ -64,22 +63,6 @@ type Options struct {
 	Registry *Registry        // nil = the default registry
 }
 
-// Result is the plan of a migration and, unless DryRun, what was done.
-type Result struct {
-	Display  string
-	From, To string
-	DryRun   bool
-	// NothingToDo is set when the folder is already at the target version.
-	NothingToDo bool
-	Reason      string
-	Steps       []*StepReport
-	Write       []string // files written, manifest last
-	Unchanged   []string // files already in place with the same content (a rerun)
-	Remove      []string // old files removed after the commit point
-	Problems    []Problem
-	Done        bool // the migration completed
-}
-
 // afterStage, when set (tests only), runs after each stage of the write; an
 // error stops the migration right there, as a crash would.
 var afterStage func(stage string) error
@@ -93,7 +76,7 @@ func hook(stage string) error {
 
 // Run migrates the set in o.Dir from o.From to o.To: all or nothing. See the
 // package documentation for the order of writes.
-func Run(o Options) (*Result, error) {
+func Run(o Options) (*render.MigratePlan, error) {
 	reg := o.Registry
 	if reg == nil {
 		reg = defaultRegistry
@@ -106,7 +89,7 @@ func Run(o Options) (*Result, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	res := &Result{Display: display, From: o.From, To: o.To, DryRun: o.DryRun}
+	res := &render.MigratePlan{Display: display, From: o.From, To: o.To, DryRun: o.DryRun}
 	steps, err := reg.Path(o.From, o.To)
 	if err != nil {
 		return nil, err
@@ -151,7 +134,7 @@ func Run(o Options) (*Result, error) {
 			return nil, fmt.Errorf("step %s → %s: %w", s.From, s.To, err)
 		}
 		if rep == nil {
-			rep = &StepReport{From: s.From, To: s.To}
+			rep = &render.MigrateStep{From: s.From, To: s.To}
 		}
 		res.Steps = append(res.Steps, rep)
 		if len(rep.Problems) > 0 {
@@ -180,14 +163,14 @@ func Run(o Options) (*Result, error) {
 			case 1:
 				res.Write = append(res.Write, rel)
 			default:
-				res.Problems = append(res.Problems, Problem{File: path.Join(display, rel), Rule: check.RuleManifestEntry,
+				res.Problems = append(res.Problems, finding.Finding{File: rel, Rule: check.RuleManifestEntry,
 					Message: "manifest.json lists snapshots that are not part of this migration; the folder mixes two sets",
 					Fix:     "move the 1.0.0 set or the old file out of the folder, then rerun"})
 			}
 		case bytes.Equal(cur, set.Files[rel]):
 			res.Unchanged = append(res.Unchanged, rel)
 		default:
-			res.Problems = append(res.Problems, Problem{File: path.Join(display, rel), Rule: "existing-file",
+			res.Problems = append(res.Problems, finding.Finding{File: rel, Rule: "existing-file",
 				Message: "already exists with different content; migration never overwrites a snapshot it did not write",
 				Fix:     "move the file out of the folder (or restore the folder from Git), then rerun"})
 		}
@@ -197,7 +180,7 @@ func Run(o Options) (*Result, error) {
 			continue
 		}
 		if _, planned := set.Files[rel]; !planned || onDisk[rel] == nil {
-			res.Problems = append(res.Problems, Problem{File: path.Join(display, rel), Rule: check.RuleUnexpectedFile,
+			res.Problems = append(res.Problems, finding.Finding{File: rel, Rule: check.RuleUnexpectedFile,
 				Message: "is not part of this migration; the folder mixes two sets",
 				Fix:     "move the file out of the folder, then rerun"})
 		}
@@ -215,7 +198,7 @@ func Run(o Options) (*Result, error) {
 	if o.DryRun {
 		return res, nil
 	}
-	if err := commit(st, display, set, res, keepManifest, o.Check); err != nil {
+	if err := commit(st, set, res, keepManifest, o.Check); err != nil {
 		return res, err
 	}
 	res.Done = true
@@ -234,7 +217,7 @@ func load(st *snapshot.Store, display, from, to string) (*Set, map[string][]byte
 	var legacy, manifest bool
 	for _, e := range entries {
 		if e.Symlink {
-			return nil, nil, &RefusedError{Problems: []Problem{{File: path.Join(display, e.Rel), Rule: check.RuleUnsafeFile,
+			return nil, nil, &RefusedError{Problems: finding.Findings{{File: e.Rel, Rule: check.RuleUnsafeFile,
 				Message: "is a symbolic link; migration never follows links", Fix: "replace it with the real file, then rerun"}}}
 		}
 		switch e.Kind {
@@ -349,7 +332,7 @@ func sameOrSubset(cur, planned []byte) int {
 // commit writes the new set: stage every file in .migrate-tmp, verify the
 // staged set with the check pipeline, rename the files in, the manifest last
 // (the commit point), verify the folder, then remove the old files.
-func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManifest bool, opts check.Options) error {
+func commit(st *snapshot.Store, set *Set, res *render.MigratePlan, keepManifest bool, opts check.Options) error {
 	stage := filepath.Join(st.Dir, StageDir)
 	if err := os.RemoveAll(stage); err != nil {
 		return fmt.Errorf("clear %s: %w", StageDir, err)
@@ -357,21 +340,19 @@ func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManif
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", StageDir, err)
 	}
+	staged := &snapshot.Store{Dir: stage}
 	for _, rel := range set.Rels() {
-		if err := writeSynced(filepath.Join(stage, filepath.FromSlash(rel)), set.Files[rel]); err != nil {
+		if err := staged.WriteAtomic(rel, set.Files[rel]); err != nil {
 			return err
 		}
 	}
-	if err := syncTree(stage); err != nil {
-		return err
-	}
-	checked, err := check.CheckSet(&snapshot.Store{Dir: stage}, display, opts, nil)
+	checked, err := check.CheckSet(staged, opts, nil)
 	if err != nil {
 		return err
 	}
 	if checked.Findings.Errors() > 0 {
 		_ = os.RemoveAll(stage)
-		return &RefusedError{Problems: findingProblems(checked.Findings)}
+		return &RefusedError{Problems: errorsOf(checked.Findings)}
 	}
 	if err := hook("staged"); err != nil {
 		return err
@@ -398,18 +379,18 @@ func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManif
 	}
 
 	// The old files go only once the new set verifies in place.
-	final, err := check.CheckSet(st, display, opts, nil)
+	final, err := check.CheckSet(st, opts, nil)
 	if err != nil {
 		return err
 	}
-	var bad check.Findings
+	var bad finding.Findings
 	for _, f := range final.Findings {
-		if f.Severity == check.Error && f.Rule != check.RuleMigration {
+		if f.Severity == finding.Error && f.Rule != check.RuleMigration {
 			bad = append(bad, f)
 		}
 	}
 	if len(bad) > 0 {
-		return &RefusedError{Problems: findingProblems(bad), Written: true}
+		return &RefusedError{Problems: errorsOf(bad), Written: true}
 	}
 	if err := os.RemoveAll(stage); err != nil {
 		return fmt.Errorf("clear %s: %w", StageDir, err)
@@ -428,45 +409,15 @@ func commit(st *snapshot.Store, display string, set *Set, res *Result, keepManif
 	return nil
 }
 
-func findingProblems(fs check.Findings) []Problem {
-	var out []Problem
+// errorsOf keeps the findings that fail.
+func errorsOf(fs finding.Findings) finding.Findings {
+	var out finding.Findings
 	for _, f := range fs {
-		if f.Severity == check.Error {
-			out = append(out, Problem{File: f.File, Pointer: f.Pointer, Rule: f.Rule, Message: f.Message, Fix: f.Fix})
+		if f.Severity == finding.Error {
+			out = append(out, f)
 		}
 	}
 	return out
-}
-
-func writeSynced(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncTree(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return snapshot.SyncDir(p)
-		}
-		return nil
-	})
 }
 
 // renameIn moves stage/rel to dir/rel (same file system), creating the
@@ -484,72 +435,4 @@ func renameIn(stage, dir, rel string) error {
 		return fmt.Errorf("move %s into place: %w", rel, err)
 	}
 	return snapshot.SyncDir(parent)
-}
-
-// WritePlan renders the plan (dry run) or the report of a migration.
-func (r *Result) WritePlan(w io.Writer) {
-	if r.NothingToDo {
-		fmt.Fprintf(w, "Nothing to do: %s.\n", r.Reason)
-		return
-	}
-	mode := ""
-	if r.DryRun {
-		mode = " (dry run: nothing is written)"
-	}
-	fmt.Fprintf(w, "Migration of %s from %s to %s%s\n", r.Display, r.From, r.To, mode)
-	for _, s := range r.Steps {
-		fmt.Fprintf(w, "\nStep %s → %s: %s\n", s.From, s.To, s.Summary)
-		width := 0
-		for _, it := range s.Items {
-			if n := len([]rune(it.Source)); n > width {
-				width = n
-			}
-		}
-		for _, it := range s.Items {
-			line := "  " + it.Source + strings.Repeat(" ", width-len([]rune(it.Source)))
-			if it.Target != "" {
-				line += "  → " + it.Target
-			}
-			if it.Note != "" {
-				line += "  (" + it.Note + ")"
-			}
-			fmt.Fprintln(w, check.Redact(strings.TrimRight(line, " ")))
-		}
-		for _, n := range s.Notes {
-			fmt.Fprintf(w, "  note: %s\n", check.Redact(n))
-		}
-	}
-	if len(r.Problems) > 0 {
-		fmt.Fprintf(w, "\nProblems (%d): the migration is refused and nothing is written.\n", len(r.Problems))
-		WriteProblems(w, r.Problems)
-		return
-	}
-	verb := map[bool][3]string{true: {"write", "keep", "remove"}, false: {"wrote", "kept", "removed"}}[r.DryRun]
-	fmt.Fprintf(w, "\nFiles:\n")
-	for _, rel := range r.Write {
-		suffix := ""
-		if rel == snapshot.ManifestName {
-			suffix = "  (the commit point)"
-		}
-		fmt.Fprintf(w, "  %-7s %s%s\n", verb[0], path.Join(r.Display, rel), suffix)
-	}
-	for _, rel := range r.Unchanged {
-		fmt.Fprintf(w, "  %-7s %s  (already in place)\n", verb[1], path.Join(r.Display, rel))
-	}
-	for _, rel := range r.Remove {
-		fmt.Fprintf(w, "  %-7s %s\n", verb[2], path.Join(r.Display, rel))
-	}
-	if r.DryRun {
-		fmt.Fprintf(w, "\nProblems: none. Run again without --dry-run to migrate.\n")
-	}
-}
-
-// WriteProblems lists problems, each with its fix.
-func WriteProblems(w io.Writer, ps []Problem) {
-	for _, p := range ps {
-		fmt.Fprintf(w, "  %s\n", p)
-		if p.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", check.Redact(p.Fix))
-		}
-	}
 }

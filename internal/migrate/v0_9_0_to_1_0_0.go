@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -86,11 +88,11 @@ func recordLabel(i int, rec map[string]any) string {
 	return fmt.Sprintf("#%d", i)
 }
 
-func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
-	rep := &StepReport{From: LegacyVersion, To: snapshot.Version}
+func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
+	rep := &render.MigrateStep{From: LegacyVersion, To: snapshot.Version}
 	display := path.Join(env.Display, LegacyFile)
 	problem := func(ptr, record, rule, msg, fix string) {
-		rep.Problems = append(rep.Problems, Problem{File: display, Pointer: ptr, Record: record, Rule: rule, Message: msg, Fix: fix})
+		rep.Problems = append(rep.Problems, finding.Finding{File: LegacyFile, Pointer: ptr, Subject: record, Rule: rule, Message: msg, Fix: fix})
 	}
 	data, ok := in.Files[LegacyFile]
 	if !ok {
@@ -189,10 +191,10 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
 		p.hash, _ = doc["hash"].(string)
-		_, findings := check.CheckBytes(path.Join(env.Display, p.rel), p.rel, p.data, env.Check)
+		_, findings := check.CheckBytes(p.rel, p.data, env.Check)
 		for _, f := range findings {
 			ptr := legacyPointer(f.Pointer, k.index)
-			if f.Severity != check.Error {
+			if f.Severity != finding.Error {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("%s → %s: %s", k.label, p.rel, f.Message))
 				continue
 			}
@@ -219,7 +221,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *StepReport, error) {
 	}
 	for i, rv := range records {
 		rm, _ := rv.(map[string]any)
-		it := Item{Source: describeRecord(i, rm)}
+		it := render.MigrateItem{Source: describeRecord(i, rm)}
 		p := target[i]
 		switch {
 		case refused[i] || p == nil:
@@ -404,7 +406,7 @@ const rerecordFix = "re-record this call (traceforge record); migration never gu
 
 // legacyRecordOf checks one 0.9.0 record (hash first) and returns it ready to
 // migrate, or nil after reporting every problem it has.
-func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *StepReport) *legacyRecord {
+func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *render.MigrateStep) *legacyRecord {
 	base := fmt.Sprintf("/snapshots/%d", i)
 	rec, ok := rv.(map[string]any)
 	if !ok {

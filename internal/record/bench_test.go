@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/serve"
 )
 
 // BenchmarkRecordCall: one distinct OpenAI chat call through the recording
@@ -25,7 +26,7 @@ func BenchmarkRecordCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(rec.Handler())
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	defer srv.Close()
 	i := 0
 	for b.Loop() {

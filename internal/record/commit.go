@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -40,7 +41,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	defer st.mu.Unlock()
 	if st.answered {
 		if diff := provider.Diff(st.fields, fields); len(diff) > 0 {
-			r.addProblem(&Problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
+			r.addProblem(&problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
 				Message: "the same request was answered differently within this run; the first answer is kept",
 				Details: diff,
 				Fix:     "record with temperature 0 (and a fixed seed for OpenAI); if the model cannot be deterministic, declare a per-model exception in " + check.ConfigName})
@@ -76,7 +77,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
 	rec, _, err := registry.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
 	if err != nil {
-		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
+		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})
 		return
 	}
@@ -135,10 +136,9 @@ func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool 
 // held, so one file has one writer at a time.
 func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	rel := snapshot.RelPath(p, id)
-	display := path.Join(r.display, rel)
 	refuse := func(msg string, details []string, fix string) bool {
 		// No File: nothing was written; the details name JSON pointers.
-		r.addProblem(&Problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key, Message: msg, Details: details, Fix: fix})
+		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key, Message: msg, Details: details, Fix: fix})
 		return false
 	}
 	doc, err := snapshot.FileDocument(rec)
@@ -156,12 +156,12 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	if err != nil {
 		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
 	}
-	_, findings := check.CheckDocument(display, p, v, r.cfg.Check)
+	_, findings := check.CheckDocument(rel, p, v, r.cfg.Check)
 	if findings.Errors() > 0 {
 		var details, fixes []string
 		seen := map[string]bool{}
 		for _, f := range findings {
-			if f.Severity != check.Error {
+			if f.Severity != finding.Error {
 				continue
 			}
 			line := f.Message + " [" + f.Rule + "]"
@@ -177,7 +177,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 		return refuse("the snapshot fails the checks verify runs; not written", details, strings.Join(fixes, "; "))
 	}
 	collision := func(otherRel, otherKey string) bool {
-		r.addProblem(&Problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
+		r.addProblem(&problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
 			Message: fmt.Sprintf("id %s is already taken by %s, a different request (key %s); this call's key is %s; not written", id, path.Join(r.display, otherRel), otherKey, key),
 			Fix:     "change the request slightly (e.g. the prompt) so that its key differs, and report the collision to the traceforge maintainers"})
 		return false
@@ -207,7 +207,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 		if errors.Is(err, snapshot.ErrLocked) {
 			fix = "another traceforge record holds the snapshot folder; let it finish and record again"
 		}
-		r.addProblem(&Problem{Kind: KindWriteFailed, Call: c.describe(), ID: id, Key: key, File: display,
+		r.addProblem(&problem{Kind: KindWriteFailed, Call: c.describe(), ID: id, Key: key, File: rel,
 			Message: err.Error(), Fix: fix})
 		return false
 	}
@@ -225,13 +225,13 @@ func (r *Recorder) markRequested(id string) {
 }
 
 // addProblem lists a problem; the same problem for the same call is counted.
-func (r *Recorder) addProblem(p *Problem) {
+func (r *Recorder) addProblem(p *problem) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.addProblemLocked(p)
 }
 
-func (r *Recorder) addProblemLocked(p *Problem) {
+func (r *Recorder) addProblemLocked(p *problem) {
 	k := string(p.Kind) + "\x00" + p.Key + "\x00" + p.Call + "\x00" + p.Message
 	if old := r.problemIdx[k]; old != nil {
 		old.Count++

@@ -16,7 +16,10 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -84,14 +87,14 @@ func newProxy(t *testing.T, dir string, fake *fakeupstream.Server, mod func(*rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(rec.Handler())
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	p := &proxy{t: t, rec: rec, srv: srv, dir: dir, fake: fake, log: log}
 	t.Cleanup(func() { srv.Close(); rec.Finish() })
 	return p
 }
 
 // finish stops the server and returns the summary.
-func (p *proxy) finish() *record.Summary {
+func (p *proxy) finish() *render.RecordSummary {
 	p.srv.Close()
 	return p.rec.Finish()
 }
@@ -231,12 +234,12 @@ func verifySet(t *testing.T, dir string) *check.SetResult {
 	if _, err := os.Stat(dir); err != nil {
 		return nil
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			t.Errorf("static verification: %s", f.Error())
 		}
 	}
@@ -276,24 +279,24 @@ func sseData(body []byte) []string {
 	return out
 }
 
-func problemKinds(s *record.Summary) []record.Kind {
+func problemKinds(s *render.RecordSummary) []record.Kind {
 	var out []record.Kind
 	for _, p := range s.Problems {
-		out = append(out, p.Kind)
+		out = append(out, record.Kind(p.Rule))
 	}
 	return out
 }
 
-func hasKind(s *record.Summary, k record.Kind) bool {
+func hasKind(s *render.RecordSummary, k record.Kind) bool {
 	for _, p := range s.Problems {
-		if p.Kind == k {
+		if p.Rule == string(k) {
 			return true
 		}
 	}
 	return false
 }
 
-func summaryText(s *record.Summary) string {
+func summaryText(s *render.RecordSummary) string {
 	var b bytes.Buffer
 	s.Write(&b, true)
 	return b.String()

@@ -90,7 +90,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			c.route = provider.OpenAI // DESIGN §11: only anthropic-version routes to Anthropic
 		}
 		c.skip = true
-		r.addProblem(&Problem{Kind: KindUnknownPath, Call: c.describe(),
+		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
 			Message: "not a call snapshot format 1.0.0 covers (chat completions, completions, messages); forwarded to the " + string(c.route) + " upstream, not snapshotted",
 			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
@@ -98,7 +98,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		parsed, perr := registry.Parse(req.Method, req.URL.Path, req.Header, body)
 		if perr != nil {
 			c.skip = true
-			r.addProblem(&Problem{Kind: KindBadRequest, Call: c.describe(),
+			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),
 				Message: "the request body cannot be keyed (" + perr.Error() + "); forwarded, not snapshotted",
 				Fix:     "send a JSON object body"})
 			break
@@ -118,13 +118,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				c.src = s
 			} else {
 				c.skip = true
-				r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
+				r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 					Message: "malformed " + source.Header + " header (" + serr.Error() + "); forwarded, not snapshotted",
 					Fix:     sourceFix})
 			}
 		} else {
 			c.skip = true
-			r.addProblem(&Problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
+			r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 				Message: "no " + source.Header + " header: traceforge cannot tell which line made this call; forwarded, not snapshotted",
 				Fix:     sourceFix})
 		}
@@ -291,7 +291,7 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := r.errorExcerpt(resp)
-		r.addProblem(&Problem{Kind: KindUpstreamError, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+		r.addProblem(&problem{Kind: KindUpstreamError, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
 			Message: fmt.Sprintf("the upstream answered %d%s; passed to the application unchanged, not snapshotted", resp.StatusCode, msg),
 			Fix:     "fix the cause (API key, quota, request) and record again; a later successful retry of the same request clears this"})
 		return nil
@@ -353,7 +353,7 @@ func (r *Recorder) retryWithoutUsage(c *call, resp *http.Response) (bool, error)
 	}
 	*resp = *nr
 	c.skip = true
-	r.addProblem(&Problem{Kind: KindUsageRejected, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key,
+	r.addProblem(&problem{Kind: KindUsageRejected, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key,
 		Message: "the upstream rejects stream_options.include_usage, so this streamed call has no token counts; resent without it and passed through, not snapshotted",
 		Fix:     "record this call without streaming, or against an upstream that reports usage in streams (tokens_used is never guessed)"})
 	return true, nil
@@ -472,7 +472,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 	}
 	clientGone := req.Context().Err() != nil
 	if c != nil && !c.skip {
-		pr := &Problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
+		pr := &problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
 			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", serve.RedactURL(base), err),
 			Fix:     fix}
 		if clientGone {

@@ -25,8 +25,10 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -68,8 +70,6 @@ type Config struct {
 	// New fails with an *InvalidSetError when the set does not pass every
 	// static check.
 	OnlyMissing bool
-	// AllowHosts are extra Host names the server accepts (--allow-host).
-	AllowHosts []string
 	// Transport sends requests upstream (nil = a clone of
 	// http.DefaultTransport, which honours SSL_CERT_FILE / SSL_CERT_DIR and
 	// the proxy environment variables).
@@ -115,7 +115,7 @@ const DefaultLockTimeout = 30 * time.Second
 // a static check: the command must not start (DESIGN §11 "Replay").
 type InvalidSetError struct {
 	Display  string
-	Findings check.Findings
+	Findings finding.Findings
 }
 
 func (e *InvalidSetError) Error() string {
@@ -144,8 +144,8 @@ type Recorder struct {
 	allRels    map[string]string // every snapshot file on disk at start: rel → id
 	run        map[string]*keyState
 	requested  map[string]bool // ids requested in this run
-	problems   []*Problem
-	problemIdx map[string]*Problem
+	problems   []*problem
+	problemIdx map[string]*problem
 	counts     counts
 	dirty      bool    // the run storage's manifest is behind r.entries
 	storage    storage // how the folder is read and written (storage.go)
@@ -158,7 +158,7 @@ type Recorder struct {
 	stop     chan struct{}
 	flushed  chan struct{}
 	finishMu sync.Mutex
-	summary  *Summary
+	summary  *render.RecordSummary
 }
 
 type idOwner struct {
@@ -199,7 +199,7 @@ func New(cfg Config) (*Recorder, error) {
 		allRels:    map[string]string{},
 		run:        map[string]*keyState{},
 		requested:  map[string]bool{},
-		problemIdx: map[string]*Problem{},
+		problemIdx: map[string]*problem{},
 		stop:       make(chan struct{}),
 		flushed:    make(chan struct{}),
 	}
@@ -241,7 +241,7 @@ func New(cfg Config) (*Recorder, error) {
 		ErrorHandler:   r.errorHandler,
 		ErrorLog:       log.New(io.Discard, "", 0),
 	}
-	r.handler = serve.Guard(http.HandlerFunc(r.serveHTTP), cfg.AllowHosts, guardError)
+	r.handler = http.HandlerFunc(r.serveHTTP)
 	interval := cfg.ManifestInterval
 	if interval == 0 {
 		interval = DefaultManifestInterval
@@ -255,8 +255,9 @@ func (r *Recorder) Upstreams() (openai, anthropic string) {
 	return r.openai.String(), r.anthropic.String()
 }
 
-// Handler is the proxy wrapped in the shared server safety rules
-// (serve.Guard: Host check, CONNECT and absolute-form refusal, body cap).
+// Handler is the proxy. Whoever serves it wraps it in the shared safety
+// rules: serve.Guard(h, allow, Refuse) (Host check, CONNECT and
+// absolute-form refusal, body cap).
 func (r *Recorder) Handler() http.Handler { return r.handler }
 
 func (r *Recorder) lockTimeout() time.Duration {
@@ -282,15 +283,15 @@ func (r *Recorder) load() error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder", r.display)
 	}
-	set, err := check.CheckSet(r.store, r.display, r.cfg.Check, nil)
+	set, err := check.CheckSet(r.store, r.cfg.Check, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.display, err)
 	}
 	if r.cfg.OnlyMissing {
-		var errs check.Findings
+		var errs finding.Findings
 		for _, f := range set.Findings {
 			// An empty folder (no files, no manifest yet) is an empty set.
-			if f.Severity != check.Error || (f.Rule == check.RuleManifestMissing && set.Files == 0) {
+			if f.Severity != finding.Error || (f.Rule == check.RuleManifestMissing && set.Files == 0) {
 				continue
 			}
 			errs = append(errs, f)
@@ -330,9 +331,9 @@ func (r *Recorder) load() error {
 	return nil
 }
 
-// guardError answers a request refused by serve.Guard in its provider's
-// error shape.
-func guardError(w http.ResponseWriter, req *http.Request, status int, msg string) {
+// Refuse answers a request refused by serve.Guard in its provider's error
+// shape (serve.Guard's errBody for the recording proxy).
+func Refuse(w http.ResponseWriter, req *http.Request, status int, msg string) {
 	provider.WriteStatusError(w, registry.ErrorFormat(req), status, "traceforge record: "+msg)
 }
 
@@ -340,8 +341,7 @@ func (r *Recorder) logf(format string, args ...any) {
 	if r.cfg.Log == nil {
 		return
 	}
-	line := check.Redact(fmt.Sprintf(format, args...))
 	r.logMu.Lock()
 	defer r.logMu.Unlock()
-	fmt.Fprintln(r.cfg.Log, line)
+	fmt.Fprintln(render.NewLineRedactor(r.cfg.Log), fmt.Sprintf(format, args...))
 }

@@ -287,7 +287,7 @@ func TestSlowStreamThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve.NewServer(rec.Handler())
+	srv := serve.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	start := time.Now()
@@ -390,7 +390,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 	refusal := ""
 	for _, pr := range s.Problems {
-		if pr.Kind == record.KindRefused {
+		if pr.Rule == string(record.KindRefused) {
 			refusal = pr.Message + " " + strings.Join(pr.Details, " ")
 		}
 	}
@@ -417,7 +417,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	// Replay the set with another key and with none, and write every report.
 	set := verifySet(t, dir)
 	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, verify.Refuse))
 	for i, h := range []map[string]string{
 		{"Authorization": "Bearer traceforge-replay", "x-api-key": "other"},
 		{"Authorization": "", "x-api-key": ""},
@@ -436,7 +436,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	texts := map[string]string{"log": p.log.String() + p2.log.String() + p3.log.String(),
 		"summary": summaryText(s) + summaryText(s2) + summaryText(s3)}
 	for _, format := range []string{"text", "json", "junit", "github"} {

@@ -20,6 +20,8 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -575,7 +577,7 @@ func TestSecretInPromptRefused(t *testing.T) {
 func TestZeroChurnRerecord(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	run := func(clk *clock) *record.Summary {
+	run := func(clk *clock) *render.RecordSummary {
 		p := newProxy(t, dir, fake, func(c *record.Config) { c.Now = clk.Now })
 		for _, tc := range allCalls() {
 			if r := p.do(tc.path, tc.body, nil); r.status != 200 {
@@ -999,7 +1001,7 @@ func TestGzipStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(rec.Handler())
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	defer srv.Close()
 	gz := map[string]string{"Accept-Encoding": "gzip"}
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -193,7 +192,7 @@ func (s *sharedStorage) write(e snapshot.ManifestEntry, key string, data []byte)
 		if err != nil {
 			continue // absent (or unreadable: verify reports it)
 		}
-		if other, _ := check.CheckBytes(path.Join(r.display, rel), rel, b, r.cfg.Check); other != nil && other.Key != key {
+		if other, _ := check.CheckBytes(rel, b, r.cfg.Check); other != nil && other.Key != key {
 			return &collisionError{rel: rel, key: other.Key}
 		}
 	}

@@ -3,13 +3,13 @@ package record
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"time"
 
-	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/render"
 )
 
 // Kind classifies a call that did not end as a stored snapshot.
@@ -33,20 +33,28 @@ const (
 	KindWriteFailed    Kind = "write-failed"
 )
 
-// refusedKind reports whether k counts as a refused snapshot (the call was
-// answered completely but its snapshot cannot be stored).
-func refusedKind(k Kind) bool {
-	return k == KindRefused || k == KindCollision
+// outcome heads a problem of kind k in the summary: refused (the call
+// was answered completely but its snapshot cannot be stored),
+// nondeterminism, or not snapshotted.
+func outcome(k Kind) string {
+	switch k {
+	case KindRefused, KindCollision:
+		return render.OutcomeRefused
+	case KindNondeterminism:
+		return render.OutcomeNondeterminism
+	}
+	return render.OutcomeNotSnapshotted
 }
 
-// Problem is one call (or several identical ones) that did not end as a
-// stored snapshot, with what to do about it.
-type Problem struct {
+// problem is one call (or several identical ones) that did not end as a
+// stored snapshot, as the recorder collects it; the summary reports it as
+// a finding.Finding.
+type problem struct {
 	Kind    Kind
 	Call    string   // "POST /v1/chat/completions from app.py:12:main"
 	ID      string   // the snapshot id of the request ("" when it has none)
 	Key     string   // the full request key ("" when it has none)
-	File    string   // the snapshot file concerned, when there is one
+	File    string   // the snapshot file concerned (relative to the folder), when there is one
 	Message string   // what happened
 	Details []string // one line per failed check or differing field
 	Fix     string   // what to do
@@ -57,107 +65,10 @@ type Problem struct {
 	resolvable bool
 }
 
-// Summary is the outcome of a recording run.
-type Summary struct {
-	Calls            int // requests that reached the proxy
-	Recorded         int // new snapshots written
-	Changed          int // snapshots rewritten with a changed answer
-	SourceUpdated    int // snapshots rewritten with a new source only
-	Unchanged        int // calls whose snapshot was kept byte for byte
-	Served           int // --only-missing hits answered from the set
-	Refused          int // calls answered but refused a snapshot
-	NotSnapshotted   int // calls forwarded without a snapshot
-	Nondeterministic int // calls that contradicted an earlier answer
-	Retried          int // failed calls whose request later succeeded
-	Tokens           int64
-	Duration         time.Duration
-	Problems         []Problem
-	// Unrequested lists the snapshot files (display paths) this run never
-	// requested; Prune removes them.
-	Unrequested []string
-	// ManifestError is set when the manifest could not be written.
-	ManifestError error
-}
-
-// Failed reports whether the run could not snapshot every call (exit 1).
-func (s *Summary) Failed() bool { return len(s.Problems) > 0 || s.ManifestError != nil }
-
-// Write prints the summary: the counts line, then every problem with its
-// fix, then (when listUnrequested) the snapshots the run did not request.
-// Every line is redacted.
-func (s *Summary) Write(w io.Writer, listUnrequested bool) {
-	out := func(format string, args ...any) {
-		fmt.Fprintln(w, check.Redact(fmt.Sprintf(format, args...)))
-	}
-	rec := fmt.Sprintf("%d recorded", s.Recorded+s.Changed+s.SourceUpdated)
-	if s.Changed > 0 || s.SourceUpdated > 0 {
-		rec += fmt.Sprintf(" (%d new, %d changed, %d source updated)", s.Recorded, s.Changed, s.SourceUpdated)
-	}
-	line := fmt.Sprintf("traceforge record: %d call(s): %s, %d unchanged", s.Calls, rec, s.Unchanged)
-	if s.Served > 0 {
-		line += fmt.Sprintf(", %d served from snapshots", s.Served)
-	}
-	line += fmt.Sprintf(", %d refused, %d not snapshotted", s.Refused, s.NotSnapshotted)
-	if s.Nondeterministic > 0 {
-		line += fmt.Sprintf(", %d nondeterministic", s.Nondeterministic)
-	}
-	out("%s", line)
-	out("tokens: %d, time: %s", s.Tokens, s.Duration.Round(time.Millisecond))
-	if s.Retried > 0 {
-		out("%d failed call(s) succeeded when retried and are not counted as failures", s.Retried)
-	}
-	s.WriteProblems(w)
-	if n := len(s.Unrequested); n > 0 {
-		if listUnrequested {
-			out("%d snapshot(s) not requested by this run:", n)
-			for _, u := range s.Unrequested {
-				out("   %s", u)
-			}
-		} else {
-			out("%d snapshot(s) not requested by this run (record --prune -- COMMAND removes them)", n)
-		}
-	}
-}
-
-// WriteProblems prints every problem with its fix, and the manifest error,
-// as Write does. Every line is redacted.
-func (s *Summary) WriteProblems(w io.Writer) {
-	out := func(format string, args ...any) {
-		fmt.Fprintln(w, check.Redact(fmt.Sprintf(format, args...)))
-	}
-	for _, p := range s.Problems {
-		head := "❌ "
-		switch {
-		case p.Kind == KindNondeterminism:
-			head += "nondeterminism: "
-		case refusedKind(p.Kind):
-			head += "refused: "
-		default:
-			head += "not snapshotted: "
-		}
-		head += p.Call
-		if p.ID != "" {
-			head += " (id " + p.ID + ")"
-		}
-		if p.Count > 1 {
-			head += fmt.Sprintf(" ×%d", p.Count)
-		}
-		out("%s", head)
-		if p.File != "" {
-			out("   %s", p.File)
-		}
-		out("   %s", p.Message)
-		for _, d := range p.Details {
-			out("     %s", d)
-		}
-		if p.Fix != "" {
-			out("   → %s", p.Fix)
-		}
-	}
-	if s.ManifestError != nil {
-		out("❌ manifest not written: %v", s.ManifestError)
-		out("   → check the snapshot folder's permissions, then run: traceforge snapshot reindex")
-	}
+// finding is the problem as the summary reports it.
+func (p *problem) finding() finding.Finding {
+	return finding.Finding{File: p.File, Rule: string(p.Kind), Message: p.Message, Fix: p.Fix, Subject: p.Call,
+		ID: p.ID, Key: p.Key, Details: p.Details, Count: p.Count, Outcome: outcome(p.Kind)}
 }
 
 // flushLoop rewrites the manifest at most once per interval while calls
@@ -191,7 +102,7 @@ func (r *Recorder) flushManifest(force bool) error { return r.storage.flush(forc
 // Finish stops the manifest writer, writes the manifest and returns the
 // run's summary. Call it once no call is in flight (after the server has
 // shut down). It is idempotent.
-func (r *Recorder) Finish() *Summary {
+func (r *Recorder) Finish() *render.RecordSummary {
 	r.finishMu.Lock()
 	defer r.finishMu.Unlock()
 	if r.summary != nil {
@@ -207,10 +118,11 @@ func (r *Recorder) Finish() *Summary {
 	return r.summary
 }
 
-func (r *Recorder) buildSummary() *Summary {
+func (r *Recorder) buildSummary() *render.RecordSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Summary{
+	s := &render.RecordSummary{
+		Dir:           r.display,
 		Calls:         r.counts.calls,
 		Recorded:      r.counts.recorded,
 		Changed:       r.counts.changed,
@@ -227,15 +139,15 @@ func (r *Recorder) buildSummary() *Summary {
 				continue
 			}
 		}
-		switch {
-		case p.Kind == KindNondeterminism:
+		switch outcome(p.Kind) {
+		case render.OutcomeNondeterminism:
 			s.Nondeterministic += p.Count
-		case refusedKind(p.Kind):
+		case render.OutcomeRefused:
 			s.Refused += p.Count
 		default:
 			s.NotSnapshotted += p.Count
 		}
-		s.Problems = append(s.Problems, *p)
+		s.Problems = append(s.Problems, p.finding())
 	}
 	s.Unrequested = r.unrequestedLocked()
 	return s

@@ -127,7 +127,7 @@ func (t *tee) end(err error) {
 		if errors.Is(err, errUnsupportedEncoding) {
 			kind, msg = KindBadResponse, fmt.Sprintf("%v; not snapshotted", err)
 		}
-		t.r.addProblem(&Problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+		t.r.addProblem(&problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
 			Message: msg, Fix: "record again; a stream cut mid-way is never saved"})
 	})
 }
@@ -136,7 +136,7 @@ func (t *tee) Close() error {
 	err := t.src.Close()
 	t.once.Do(func() {
 		c := t.c
-		t.r.addProblem(&Problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+		t.r.addProblem(&problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
 			Message: "the application stopped reading before the answer was complete; not snapshotted",
 			Fix:     "let the call finish (check the application's timeouts) and record again"})
 	})
@@ -151,7 +151,7 @@ func (r *Recorder) complete(t *tee) {
 		latency = 0
 	}
 	fail := func(kind Kind, msg, fix string) {
-		r.addProblem(&Problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true, Message: msg, Fix: fix})
+		r.addProblem(&problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true, Message: msg, Fix: fix})
 	}
 	if t.tooLarge {
 		fail(KindRefused, fmt.Sprintf("the answer is larger than the %d MiB snapshot limit; not snapshotted", snapshot.MaxSnapshotFileSize>>20),

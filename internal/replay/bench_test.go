@@ -20,7 +20,7 @@ func benchIndex(b *testing.B) *replay.Index {
 	if _, err := gen.WriteSet(dir, benchN); err != nil {
 		b.Fatal(err)
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if err != nil || !set.Valid() {
 		b.Fatalf("%v %v", err, set.Findings)
 	}

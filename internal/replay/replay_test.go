@@ -24,7 +24,7 @@ func loadSet(t *testing.T, items ...snapshottest.Item) *check.SetResult {
 	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
 		t.Fatal(err)
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

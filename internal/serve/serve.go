@@ -4,6 +4,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -117,4 +118,50 @@ func Exports(addr string) []string {
 func IsMaxBytes(err error) bool {
 	var mbe *http.MaxBytesError
 	return errors.As(err, &mbe)
+}
+
+// AllowList returns the Host names a server accepts besides loopback ones
+// (DESIGN §11): each --allow-host name, plus the host of each address in
+// addrs that is neither empty nor loopback (the address the server was
+// asked to listen on). Record and verify both build their list here.
+func AllowList(allowHosts []string, addrs ...string) []string {
+	out := append([]string(nil), allowHosts...)
+	for _, a := range addrs {
+		if h, _, err := net.SplitHostPort(a); err == nil && h != "" && !IsLoopbackHost(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Running is a server started by Start.
+type Running struct {
+	srv  *http.Server
+	done chan struct{}
+	err  error
+}
+
+// Start serves h on ln (with NewServer's timeouts) in the background.
+func Start(ln net.Listener, h http.Handler) *Running {
+	r := &Running{srv: NewServer(h), done: make(chan struct{})}
+	go func() {
+		r.err = r.srv.Serve(ln)
+		close(r.done)
+	}()
+	return r
+}
+
+// Done is closed when the server stopped serving (after Stop, or when its
+// listener failed).
+func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Stop shuts the server down, letting requests in flight finish for up to
+// grace before closing their connections, and waits until it has stopped.
+func (r *Running) Stop(grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := r.srv.Shutdown(ctx); err != nil {
+		_ = r.srv.Close()
+	}
+	<-r.done
 }

@@ -15,7 +15,7 @@ func TestWriteSetIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := check.CheckSet(&snapshot.Store{Dir: dir}, "d", check.Options{}, nil)
+	res, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

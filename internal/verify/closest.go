@@ -4,6 +4,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -66,7 +67,7 @@ func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot)
 		if tier < bestTier {
 			continue
 		}
-		sim := similarity(messagesText(s.Record.Request), msgs)
+		sim := render.Similarity(messagesText(s.Record.Request), msgs)
 		if tier > bestTier || sim > bestSim {
 			best, bestTier, bestSim = s, tier, sim
 		}
@@ -87,5 +88,5 @@ func keyEndpoint(p string, request map[string]any) provider.Endpoint {
 func DriftDiff(display string, s *check.Snapshot, req *provider.Request) string {
 	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
 	b := keyDocument(string(req.Provider), req.Body, req.Headers)
-	return UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
+	return render.UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
 }

@@ -3,10 +3,8 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,14 +12,14 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/golden"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // call is one application call of the test table.
 type call struct {
@@ -252,7 +250,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 }
 
 // loadSet runs the static checks and fails the test on any finding.
-func loadSet(t testing.TB, dir string, cfg *check.Config) (*Report, *check.SetResult) {
+func loadSet(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
 	t.Helper()
 	rep, set, err := Static(StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
 	if err != nil {
@@ -278,26 +276,9 @@ func startUpstream(t testing.TB, o fakeupstream.Options) *fakeupstream.Server {
 
 var portRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 
-// golden compares got with testdata/<name>, rewriting it with -update.
-// Loopback ports are normalized.
-func golden(t *testing.T, name, got string) {
+// goldenFile compares got with testdata/<name> (golden.Assert), loopback
+// ports normalized.
+func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	got = portRE.ReplaceAllString(got, "127.0.0.1:PORT")
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run go test -update if intended):\n%s", name, UnifiedDiff("want "+path, "got", string(want), got))
-	}
+	golden.Assert(t, filepath.Join("testdata", name), portRE.ReplaceAllString(got, "127.0.0.1:PORT"))
 }

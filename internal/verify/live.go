@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -63,7 +64,7 @@ type liveRun struct {
 // recordings are re-sent non-streamed: the key ignores stream and
 // stream_options, and a stream assembles to the same non-streamed body.
 // Results are in snapshot order.
-func Live(ctx context.Context, o LiveOptions) []LiveResult {
+func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
 	client := o.Client
 	if client == nil {
@@ -108,7 +109,7 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	results := make([]LiveResult, len(o.Snapshots))
+	results := make([]render.LiveResult, len(o.Snapshots))
 	for i, s := range o.Snapshots {
 		results[i] = judge(o.Display, s, outcomes[i], ctx.Err())
 	}
@@ -314,8 +315,8 @@ func nondetMessage(k, n int) string {
 	return fmt.Sprintf("❌ Non-deterministic behavior detected\n   %d/%d runs produced different outputs\n   → CI fails", k, n)
 }
 
-func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) LiveResult {
-	res := LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
+func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) render.LiveResult {
+	res := render.LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
 	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
@@ -385,7 +386,7 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 	res.Failed = true
 	got := compare(firstDiff.fields)
 	res.Changes = provider.Diff(want, got)
-	res.Diff = UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
+	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
 	if allSame {
 		res.Drift = true
 		res.Message = fmt.Sprintf("❌ Drift detected\n   %d/%d runs agree with each other but differ from the recording\n   → CI fails", len(ok), len(ok))

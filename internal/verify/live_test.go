@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/render"
 )
 
 // liveCalls is a small table: plain and streamed recordings of both
@@ -18,7 +19,7 @@ func liveCalls() []call {
 	return []call{t[0], t[1], t[3], t[6], t[7]}
 }
 
-func runLive(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs int) *Report {
+func runLive(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs int) *render.VerifyReport {
 	t.Helper()
 	rep, set := loadSet(t, dir, cfg)
 	rep.Mode = "live"
@@ -97,7 +98,7 @@ func TestLiveDrift(t *testing.T) {
 	}
 	var text bytes.Buffer
 	_ = rep.Write(&text, "text", false)
-	golden(t, "live_drift.txt", text.String())
+	goldenFile(t, "live_drift.txt", text.String())
 }
 
 func TestLiveUpstreamErrors(t *testing.T) {

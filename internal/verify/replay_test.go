@@ -12,6 +12,8 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
@@ -27,7 +29,7 @@ func TestReplayReproducesUpstream(t *testing.T) {
 
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	for i, c := range calls {
@@ -76,8 +78,8 @@ func TestReplayReproducesUpstream(t *testing.T) {
 	if n := up.Requests(); n != recordedCalls {
 		t.Fatalf("upstream got %d requests during replay", n-recordedCalls)
 	}
-	rep := &Report{Mode: "replay"}
-	rs.Finish(rep)
+	rep := &render.VerifyReport{Mode: "replay"}
+	rep.Replayed = rs.Finish()
 	if len(rep.Misses) != 0 || len(rep.Unused) != 0 || rep.Served != len(calls) || rep.Failed() {
 		t.Fatalf("report: misses %v unused %v served %d", rep.Misses, rep.Unused, rep.Served)
 	}
@@ -91,7 +93,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 	up.Close()
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	// A changed prompt from the same place in the code.
@@ -129,7 +131,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 
 	rep, _ := loadSet(t, rec.dir, nil)
 	rep.Mode = "replay"
-	rs.Finish(rep)
+	rep.Replayed = rs.Finish()
 	if len(rep.Misses) != 3 {
 		t.Fatalf("misses: %+v", rep.Misses)
 	}
@@ -203,22 +205,6 @@ func TestClosestPrefersSourceThenModel(t *testing.T) {
 	}
 }
 
-func TestUnifiedDiff(t *testing.T) {
-	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
-	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\n13\n"
-	got := UnifiedDiff("a", "b", a, b)
-	want := "--- a\n+++ b\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n@@ -10,3 +10,4 @@\n 10\n 11\n 12\n+13\n"
-	if got != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
-	}
-	if UnifiedDiff("a", "b", a, a) != "" {
-		t.Fatal("equal texts must give no diff")
-	}
-	if got := UnifiedDiff("a", "b", "", "x\n"); got != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
-		t.Fatalf("from empty: %q", got)
-	}
-}
-
 func TestReplayReportGolden(t *testing.T) {
 	up := startUpstream(t, fakeupstream.Options{})
 	calls := []call{table()[0], table()[6]}
@@ -227,7 +213,7 @@ func TestReplayReportGolden(t *testing.T) {
 	up.Close()
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
 	legacyCall := call{name: "legacy", provider: provider.OpenAI, path: "/v1/chat/completions", body: legacy.Request}
@@ -249,7 +235,7 @@ func TestReplayReportGolden(t *testing.T) {
 		rep.Command = "go test ./..."
 		code := 0
 		rep.ExitCode = &code
-		rs.Finish(rep)
+		rep.Replayed = rs.Finish()
 		if len(rep.Synthesized) != 1 || len(rep.Unused) != 1 || len(rep.Misses) != 2 || rep.Served != 2 {
 			t.Fatalf("report: %+v", rep)
 		}
@@ -257,13 +243,13 @@ func TestReplayReportGolden(t *testing.T) {
 		if failOnUnused {
 			suffix = "_fail_on_unused"
 		}
-		for _, f := range Formats {
+		for _, f := range render.Formats {
 			var b bytes.Buffer
 			if err := rep.Write(&b, f, false); err != nil {
 				t.Fatal(err)
 			}
 			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]
-			golden(t, "replay"+suffix+"."+ext, b.String())
+			goldenFile(t, "replay"+suffix+"."+ext, b.String())
 			if f == "junit" {
 				doc := parseJUnit(t, b.Bytes())
 				// 3 snapshots + 2 unmatched calls; failures: the 2 calls, plus the unused snapshot with the flag.
@@ -291,7 +277,7 @@ func TestReplayLatencyAndGuard(t *testing.T) {
 	rec := recordTable(t, up, calls)
 	_, set := loadSet(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Latency: true})
-	srv := httptest.NewServer(rs.Handler())
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	start := time.Now()
 	if resp, _ := send(t, srv.URL, calls[0], calls[0].body, nil); resp.StatusCode != 200 {

@@ -10,6 +10,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
@@ -24,8 +25,6 @@ type ReplayOptions struct {
 	Display string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
-	// AllowHosts are extra Host names accepted besides loopback ones.
-	AllowHosts []string
 	// Logf, when set, receives one line per request (diagnostics).
 	Logf func(format string, args ...any)
 }
@@ -59,11 +58,15 @@ func NewReplayServer(o ReplayOptions) *ReplayServer {
 	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}}
 }
 
-// Handler is the server behind serve.Guard (Host check, caps, no CONNECT).
-func (s *ReplayServer) Handler() http.Handler {
-	return serve.Guard(s, s.o.AllowHosts, func(w http.ResponseWriter, r *http.Request, status int, msg string) {
-		provider.WriteStatusError(w, registry.ErrorFormat(r), status, "traceforge replay: "+msg)
-	})
+// Handler is the replay server. Whoever serves it wraps it in the shared
+// safety rules: serve.Guard(h, allow, Refuse) (Host check, caps, no
+// CONNECT).
+func (s *ReplayServer) Handler() http.Handler { return s }
+
+// Refuse answers a request refused by serve.Guard in its provider's error
+// shape (serve.Guard's errBody for the replay server).
+func Refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	provider.WriteStatusError(w, registry.ErrorFormat(r), status, "traceforge replay: "+msg)
 }
 
 func (s *ReplayServer) logf(format string, args ...any) {
@@ -140,17 +143,17 @@ func (s *ReplayServer) Served() int {
 	return s.served
 }
 
-// Finish adds what the server saw to rep: unmatched calls with the diff
+// Finish returns what the server saw: unmatched calls with the diff
 // against the closest snapshot, unused snapshots, the count of replayed
 // calls, synthesized replies and replay failures.
-func (s *ReplayServer) Finish(rep *Report) {
+func (s *ReplayServer) Finish() render.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep.Served += s.served
+	rep := render.Replayed{Served: s.served}
 	snaps := s.ix.Snapshots()
 	for _, k := range s.missOrder {
 		m := s.misses[k]
-		out := Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
+		out := render.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
 			out.Source = m.src.Display()
 		}
@@ -167,11 +170,10 @@ func (s *ReplayServer) Finish(rep *Report) {
 	for _, u := range s.ix.Unused() {
 		rep.Unused = append(rep.Unused, s.o.Display+"/"+u.Rel)
 	}
-	var syn []string
 	for rel := range s.synthesized {
-		syn = append(syn, s.o.Display+"/"+rel)
+		rep.Synthesized = append(rep.Synthesized, s.o.Display+"/"+rel)
 	}
-	sort.Strings(syn)
-	rep.Synthesized = append(rep.Synthesized, syn...)
+	sort.Strings(rep.Synthesized)
 	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
+	return rep
 }

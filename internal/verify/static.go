@@ -1,3 +1,7 @@
+// Package verify checks a snapshot set statically, replays it to an
+// application through a loopback server and re-runs it live. Its results
+// are internal/render values (VerifyReport, Replayed, LiveResult); render
+// writes them as text, JSON, JUnit XML or GitHub workflow annotations.
 package verify
 
 import (
@@ -10,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -60,7 +65,7 @@ type StaticOptions struct {
 
 // Static runs every static check over the set and returns the report and
 // the checked set (for replay).
-func Static(o StaticOptions) (*Report, *check.SetResult, error) {
+func Static(o StaticOptions) (*render.VerifyReport, *check.SetResult, error) {
 	fi, err := os.Lstat(o.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNoSnapshotDir, o.Dir)
@@ -79,11 +84,11 @@ func Static(o StaticOptions) (*Report, *check.SetResult, error) {
 	if o.Shard != nil {
 		keep = o.Shard.Keep
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, display, check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}, keep)
+	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}, keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Report{Dir: display, Mode: "static", Findings: set.Findings}
+	rep := &render.VerifyReport{Dir: display, Mode: "static", Findings: set.Findings}
 	for _, rel := range set.Rels {
 		rep.Checked = append(rep.Checked, display+"/"+rel)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/migrate"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -159,12 +160,12 @@ func TestNodeAgreesOnEdgeCaseSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The set is valid for Go first.
-	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, ".ai-snapshots", check.Options{Config: &check.Config{}}, nil)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Config: &check.Config{}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range set.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			t.Errorf("Go rejects the edge-case set: %s", f.Error())
 		}
 	}

@@ -1,7 +1,4 @@
-// Package verify checks a snapshot set statically, replays it to an
-// application through a loopback server, re-runs it live, and renders the
-// results as text, JSON, JUnit XML or GitHub workflow annotations.
-package verify
+package render
 
 import (
 	"encoding/json"
@@ -12,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/finding"
 )
 
 // Formats a report can be written in.
@@ -50,35 +47,42 @@ type LiveResult struct {
 	Synthesized bool     `json:"synthesized,omitempty"`
 }
 
-// Report gathers everything a verify run found.
-type Report struct {
-	Dir       string         `json:"dir"`
-	Mode      string         `json:"mode"` // static, replay, live, serve
-	Checked   []string       `json:"snapshots"`
-	Findings  check.Findings `json:"findings"`
-	Misses    []Miss         `json:"unmatched,omitempty"`
-	Unused    []string       `json:"unused,omitempty"`
-	Served    int            `json:"served,omitempty"`
-	Live      []LiveResult   `json:"live,omitempty"`
-	Command   string         `json:"command,omitempty"`
-	ExitCode  *int           `json:"command_exit_code,omitempty"`
-	Exception []string       `json:"exceptions,omitempty"`
+// Replayed is what a replay server saw, once it stopped.
+type Replayed struct {
+	Misses []Miss   // requests that matched no snapshot (drift)
+	Unused []string // display paths of the snapshots never requested
+	Served int      // requests answered from a snapshot
 	// Synthesized lists snapshots answered with a synthesized body.
-	Synthesized []string `json:"synthesized,omitempty"`
-	// Shard is the --shard K/N verified ("" = the whole set).
-	Shard string `json:"shard,omitempty"`
-	// Upstreams lists the live upstreams ("openai: URL").
-	Upstreams []string `json:"upstreams,omitempty"`
-	// LiveRuns is --runs of a live verification.
-	LiveRuns int `json:"live_runs,omitempty"`
+	Synthesized []string
 	// ReplayErrors are snapshots whose recorded response could not be sent.
-	ReplayErrors []string `json:"replay_errors,omitempty"`
+	ReplayErrors []string
+}
+
+// VerifyReport is everything a verify run found: the static checks, what
+// replay saw, the live results, and how the run was made. It is a value:
+// the command builds it from each stage's result and renders it once.
+type VerifyReport struct {
+	Dir       string // the snapshot folder's display name
+	Mode      string // static, replay, live, serve
+	Checked   []string
+	Findings  finding.Findings
+	Exception []string // policy exceptions applied
+	Replayed
+	Live     []LiveResult
+	Command  string
+	ExitCode *int
+	// Shard is the --shard K/N verified ("" = the whole set).
+	Shard string
+	// Upstreams lists the live upstreams ("openai: URL").
+	Upstreams []string
+	// LiveRuns is --runs of a live verification.
+	LiveRuns int
 	// FailOnUnused turns unused snapshots into failures.
-	FailOnUnused bool `json:"-"`
+	FailOnUnused bool
 }
 
 // Failed reports whether the run must fail (exit 1).
-func (r *Report) Failed() bool {
+func (r *VerifyReport) Failed() bool {
 	if r.Findings.Errors() > 0 || len(r.Misses) > 0 || len(r.ReplayErrors) > 0 {
 		return true
 	}
@@ -93,20 +97,44 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// Write renders the report in format.
-func (r *Report) Write(w io.Writer, format string, colour bool) error {
+// Write renders the report in format, redacted.
+func (r *VerifyReport) Write(w io.Writer, format string, colour bool) error {
+	r = r.named()
+	rw := NewRedactor(w)
+	var err error
 	switch format {
 	case "", "text":
-		return r.writeText(w, colour)
+		err = r.writeText(rw, colour)
 	case "json":
-		return r.writeJSON(w)
+		err = r.writeJSON(rw)
 	case "junit":
-		return r.writeJUnit(w)
+		err = r.writeJUnit(rw)
 	case "github":
-		return r.writeGitHub(w)
+		err = r.writeGitHub(rw)
+	default:
+		return fmt.Errorf("unknown report format %q (use one of %s)", format, strings.Join(Formats, ", "))
 	}
-	return fmt.Errorf("unknown report format %q (use one of %s)", format, strings.Join(Formats, ", "))
+	if err != nil {
+		return err
+	}
+	return rw.Flush()
 }
+
+// named returns a copy of r whose findings name their files under the
+// snapshot folder, as every format shows them.
+func (r *VerifyReport) named() *VerifyReport {
+	c := *r
+	c.Findings = make(finding.Findings, len(r.Findings))
+	for i, f := range r.Findings {
+		f.File = joinDir(r.Dir, f.File)
+		c.Findings[i] = f
+	}
+	return &c
+}
+
+// SummaryLine is the report's last text line ("ok   3 snapshot(s) checked"
+// or "FAIL …") without colour; it holds only counts.
+func (r *VerifyReport) SummaryLine() string { return r.summary(style{}) }
 
 type style struct{ on bool }
 
@@ -122,11 +150,9 @@ func (s style) yellow(t string) string { return s.c("33", t) }
 func (s style) dim(t string) string    { return s.c("2", t) }
 func (s style) bold(t string) string   { return s.c("1", t) }
 
-func red(s string) string { return check.Redact(s) }
-
-func (r *Report) writeText(w io.Writer, colour bool) error {
+func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 	st := style{colour}
-	byFile := map[string]check.Findings{}
+	byFile := map[string]finding.Findings{}
 	var files []string
 	for _, f := range r.Findings {
 		if _, ok := byFile[f.File]; !ok {
@@ -140,10 +166,10 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		if fs.Errors() == 0 {
 			mark = st.yellow("•")
 		}
-		fmt.Fprintf(w, "%s %s\n", mark, st.bold(red(file)))
+		fmt.Fprintf(w, "%s %s\n", mark, st.bold(file))
 		for _, f := range fs {
 			if f.Verbatim != "" {
-				fmt.Fprintln(w, indentLines(red(f.Verbatim), "  "))
+				fmt.Fprintln(w, indentLines(f.Verbatim, "  "))
 				continue
 			}
 			ptr := ""
@@ -151,12 +177,12 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 				ptr = f.Pointer + ": "
 			}
 			sev := ""
-			if f.Severity == check.Note {
+			if f.Severity == finding.Note {
 				sev = "note: "
 			}
-			fmt.Fprintf(w, "  %s%s%s %s\n", sev, ptr, red(f.Message), st.dim("["+f.Rule+"]"))
+			fmt.Fprintf(w, "  %s%s%s %s\n", sev, ptr, f.Message, st.dim("["+f.Rule+"]"))
 			if f.Fix != "" {
-				fmt.Fprintf(w, "  %s %s\n", st.dim("fix:"), red(f.Fix))
+				fmt.Fprintf(w, "  %s %s\n", st.dim("fix:"), f.Fix)
 			}
 		}
 		fmt.Fprintln(w)
@@ -164,7 +190,7 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 	for _, m := range r.Misses {
 		fmt.Fprintf(w, "%s %s\n", st.red("✗"), st.bold(m.title()))
 		if m.Key == "" {
-			fmt.Fprintf(w, "  %s\n", red(m.Reason))
+			fmt.Fprintf(w, "  %s\n", m.Reason)
 			if m.Count > 1 {
 				fmt.Fprintf(w, "  requested %d times\n", m.Count)
 			}
@@ -173,14 +199,14 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		}
 		fmt.Fprintf(w, "  key %s\n", m.Key)
 		if m.Source != "" {
-			fmt.Fprintf(w, "  from %s\n", red(m.Source))
+			fmt.Fprintf(w, "  from %s\n", m.Source)
 		}
 		if m.Count > 1 {
 			fmt.Fprintf(w, "  requested %d times\n", m.Count)
 		}
 		if m.Closest != "" {
 			fmt.Fprintf(w, "  closest snapshot: %s\n", m.Closest)
-			fmt.Fprintln(w, indentLines(colourDiff(st, red(m.Diff)), "  "))
+			fmt.Fprintln(w, indentLines(colourDiff(st, m.Diff), "  "))
 		} else {
 			fmt.Fprintln(w, "  no snapshot of this provider to compare with")
 		}
@@ -196,19 +222,19 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		}
 		fmt.Fprintf(w, "%s %s\n", mark, st.bold(l.File))
 		if l.Message != "" {
-			fmt.Fprintln(w, indentLines(red(l.Message), "  "))
+			fmt.Fprintln(w, indentLines(l.Message, "  "))
 		}
 		for _, c := range l.Changes {
-			fmt.Fprintf(w, "  %s\n", red(c))
+			fmt.Fprintf(w, "  %s\n", c)
 		}
 		for _, e := range l.Errors {
-			fmt.Fprintf(w, "  upstream error: %s\n", red(e))
+			fmt.Fprintf(w, "  upstream error: %s\n", e)
 		}
 		if l.Diff != "" {
-			fmt.Fprintln(w, indentLines(colourDiff(st, red(l.Diff)), "  "))
+			fmt.Fprintln(w, indentLines(colourDiff(st, l.Diff), "  "))
 		}
 		for _, n := range l.Notes {
-			fmt.Fprintf(w, "  note: %s\n", red(n))
+			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 		fmt.Fprintln(w)
 	}
@@ -224,7 +250,7 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintln(w)
 	}
 	for _, e := range r.ReplayErrors {
-		fmt.Fprintf(w, "%s replay error: %s\n", st.red("✗"), red(e))
+		fmt.Fprintf(w, "%s replay error: %s\n", st.red("✗"), e)
 	}
 	if len(r.Synthesized) > 0 {
 		fmt.Fprintf(w, "note: %d snapshot(s) have no stored body; their replies were synthesized from the normalized fields:\n", len(r.Synthesized))
@@ -234,7 +260,7 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintln(w)
 	}
 	for _, e := range r.Exception {
-		fmt.Fprintf(w, "policy: %s\n", red(e))
+		fmt.Fprintf(w, "policy: %s\n", e)
 	}
 	if r.Mode == "live" {
 		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "))
@@ -243,11 +269,11 @@ func (r *Report) writeText(w io.Writer, colour bool) error {
 	return nil
 }
 
-func (r *Report) summary(st style) string {
+func (r *VerifyReport) summary(st style) string {
 	errs := r.Findings.Errors()
 	failedFiles := map[string]bool{}
 	for _, f := range r.Findings {
-		if f.Severity == check.Error {
+		if f.Severity == finding.Error {
 			failedFiles[f.File] = true
 		}
 	}
@@ -333,25 +359,14 @@ func indentLines(s, prefix string) string {
 }
 
 type jsonFinding struct {
-	check.Finding
+	finding.Finding
 	Severity string `json:"severity"`
 }
 
-func (r *Report) writeJSON(w io.Writer) error {
+func (r *VerifyReport) writeJSON(w io.Writer) error {
 	fs := make([]jsonFinding, 0, len(r.Findings))
 	for _, f := range r.Findings {
-		f.Message, f.Fix = red(f.Message), red(f.Fix)
 		fs = append(fs, jsonFinding{f, f.Severity.String()})
-	}
-	misses := append([]Miss(nil), r.Misses...)
-	for i := range misses {
-		misses[i].Diff, misses[i].Reason = red(misses[i].Diff), red(misses[i].Reason)
-	}
-	live := append([]LiveResult(nil), r.Live...)
-	for i := range live {
-		l := &live[i]
-		l.Message, l.Diff = red(l.Message), red(l.Diff)
-		l.Changes, l.Errors, l.Notes = redAll(l.Changes), redAll(l.Errors), redAll(l.Notes)
 	}
 	out := struct {
 		OK        bool          `json:"ok"`
@@ -372,8 +387,8 @@ func (r *Report) writeJSON(w io.Writer) error {
 		ExitCode  *int          `json:"command_exit_code,omitempty"`
 		Policy    []string      `json:"exceptions,omitempty"`
 		Summary   string        `json:"summary"`
-	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, misses, r.Unused, r.Served, r.Synthesized, redAll(r.ReplayErrors),
-		r.Shard, r.Upstreams, r.LiveRuns, live, r.Command, r.ExitCode, redAll(r.Exception), r.summary(style{})}
+	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{})}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
 	}
@@ -428,8 +443,8 @@ type junitSuites struct {
 // findings) carrying its static findings, its live result and, with
 // --fail-on-unused, its unused failure; then one test case per unmatched
 // request and per replay error.
-func (r *Report) junitCases() []junitCase {
-	byFile := map[string][]check.Finding{}
+func (r *VerifyReport) junitCases() []junitCase {
+	byFile := map[string][]finding.Finding{}
 	for _, f := range r.Findings {
 		byFile[f.File] = append(byFile[f.File], f)
 	}
@@ -474,22 +489,22 @@ func (r *Report) junitCases() []junitCase {
 			if fd.Verbatim != "" {
 				text = fd.Verbatim
 			}
-			if fd.Severity == check.Note {
-				notes = append(notes, red(text))
+			if fd.Severity == finding.Note {
+				notes = append(notes, text)
 				continue
 			}
-			c.Failures = append(c.Failures, junitFailure{Message: red(fd.Message), Type: fd.Rule, Text: red(text)})
+			c.Failures = append(c.Failures, junitFailure{Message: fd.Message, Type: fd.Rule, Text: text})
 		}
 		if l, ok := live[f]; ok {
 			if l.Failed {
-				c.Failures = append(c.Failures, junitFailure{Message: red(liveHeadline(l)), Type: liveType(l), Text: red(liveText(l))})
+				c.Failures = append(c.Failures, junitFailure{Message: liveHeadline(l), Type: liveType(l), Text: liveText(l)})
 			} else {
 				notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
 				for _, e := range l.Errors {
-					notes = append(notes, red("live upstream error: "+e))
+					notes = append(notes, "live upstream error: "+e)
 				}
 			}
-			notes = append(notes, redAll(l.Notes)...)
+			notes = append(notes, l.Notes...)
 		}
 		if unused[f] {
 			if r.FailOnUnused {
@@ -522,21 +537,13 @@ func (r *Report) junitCases() []junitCase {
 			msg = "call cannot be replayed"
 		}
 		cases = append(cases, junitCase{Name: m.title(), Classname: "traceforge.replay", File: m.Closest,
-			Failures: []junitFailure{{Message: msg, Type: "drift", Text: red(text)}}})
+			Failures: []junitFailure{{Message: msg, Type: "drift", Text: text}}})
 	}
 	for _, e := range r.ReplayErrors {
 		cases = append(cases, junitCase{Name: "replay error", Classname: "traceforge.replay",
-			Failures: []junitFailure{{Message: red(e), Type: "replay", Text: red(e)}}})
+			Failures: []junitFailure{{Message: e, Type: "replay", Text: e}}})
 	}
 	return cases
-}
-
-func redAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = red(s)
-	}
-	return out
 }
 
 func liveType(l LiveResult) string {
@@ -595,7 +602,7 @@ func classOf(file string) string {
 	return "set"
 }
 
-func (r *Report) writeJUnit(w io.Writer) error {
+func (r *VerifyReport) writeJUnit(w io.Writer) error {
 	cases := r.junitCases()
 	suite := junitSuite{Name: "traceforge verify " + r.Dir, Cases: cases, Tests: len(cases)}
 	for _, c := range cases {
@@ -625,10 +632,10 @@ func ghProp(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
-func (r *Report) writeGitHub(w io.Writer) error {
+func (r *VerifyReport) writeGitHub(w io.Writer) error {
 	for _, f := range r.Findings {
 		level := "error"
-		if f.Severity == check.Note {
+		if f.Severity == finding.Note {
 			level = "notice"
 		}
 		msg := f.Message
@@ -641,7 +648,7 @@ func (r *Report) writeGitHub(w io.Writer) error {
 		if f.Fix != "" && f.Verbatim == "" {
 			msg += "\nfix: " + f.Fix
 		}
-		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(red(msg)))
+		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(msg))
 	}
 	for _, m := range r.Misses {
 		file := m.Closest
@@ -653,10 +660,10 @@ func (r *Report) writeGitHub(w io.Writer) error {
 		if m.Key != "" {
 			text = m.title() + "\nkey " + m.Key + "\n" + m.Diff
 		}
-		fmt.Fprintf(w, "::error %s::%s\n", props, ghData(red(text)))
+		fmt.Fprintf(w, "::error %s::%s\n", props, ghData(text))
 	}
 	for _, e := range r.ReplayErrors {
-		fmt.Fprintf(w, "::error title=%s::%s\n", ghProp("traceforge replay"), ghData(red(e)))
+		fmt.Fprintf(w, "::error title=%s::%s\n", ghProp("traceforge replay"), ghData(e))
 	}
 	if r.FailOnUnused {
 		for _, u := range r.Unused {
@@ -665,11 +672,23 @@ func (r *Report) writeGitHub(w io.Writer) error {
 	}
 	for _, l := range r.Live {
 		if l.Failed {
-			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge "+liveType(l)), ghData(red(liveText(l))))
+			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge "+liveType(l)), ghData(liveText(l)))
 		} else if l.ByPolicy {
-			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(red(strings.Join(l.Notes, "\n"))))
+			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(strings.Join(l.Notes, "\n")))
 		}
 	}
 	fmt.Fprintln(w, r.summary(style{}))
 	return nil
+}
+
+// joinDir names a file relative to the snapshot folder dir ("" = the
+// folder itself) the way reports show it.
+func joinDir(dir, rel string) string {
+	switch {
+	case rel == "":
+		return dir
+	case dir == "":
+		return rel
+	}
+	return dir + "/" + rel
 }

@@ -1,4 +1,4 @@
-package verify
+package render
 
 import (
 	"fmt"
@@ -114,8 +114,8 @@ func ensureNL(s string) string {
 	return s + "\n"
 }
 
-// similarity is the share of lines a and b have in common (0…1).
-func similarity(a, b string) float64 {
+// Similarity is the share of lines a and b have in common (0…1).
+func Similarity(a, b string) float64 {
 	if a == b {
 		return 1
 	}
