@@ -84,6 +84,10 @@ type Options struct {
 	// Gzip compresses non-streamed JSON bodies (answers and errors) with gzip
 	// when the request's Accept-Encoding allows it.
 	Gzip bool
+	// MintIDs makes Responses ids (resp_, msg_, fc_, rs_, call_) and Gemini
+	// responseIds new on every call, as the real APIs do; by default they are
+	// derived from the request alone, so the same request gets the same ids.
+	MintIDs bool
 }
 
 // Captured is a copy of one received request.
@@ -109,6 +113,10 @@ type Handler struct {
 
 	mu   sync.Mutex
 	last Captured
+
+	storeMu sync.Mutex
+	stored  map[string]storedResponse // Responses API answers by id
+	order   []string                  // ids in storage order, oldest first
 }
 
 // NewHandler returns the fake upstream handler with its concrete type.
