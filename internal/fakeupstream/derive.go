@@ -26,6 +26,15 @@ func (c *call) seed() [32]byte {
 	return out
 }
 
+// stamp is the creation time of a Responses, Gemini or Ollama answer: fixed
+// (the same request gets the same answer), or per call under MintIDs.
+func (c *call) stamp() int64 {
+	if c.opts.MintIDs {
+		return c.created()
+	}
+	return createdBase
+}
+
 // derived returns n bytes derived from the call's seed, a kind and an index.
 func (c *call) derived(kind string, i, n int) []byte {
 	seed := c.seed()

@@ -84,9 +84,10 @@ type Options struct {
 	// Gzip compresses non-streamed JSON bodies (answers and errors) with gzip
 	// when the request's Accept-Encoding allows it.
 	Gzip bool
-	// MintIDs makes Responses ids (resp_, msg_, fc_, rs_, call_) and Gemini
-	// responseIds new on every call, as the real APIs do; by default they are
-	// derived from the request alone, so the same request gets the same ids.
+	// MintIDs makes Responses ids (resp_, msg_, fc_, rs_, call_), Gemini
+	// responseIds and the Responses/Ollama timestamps new on every call, as
+	// the real APIs do; by default they are derived from the request alone,
+	// so the same request gets the same answer, byte for byte.
 	MintIDs bool
 }
 

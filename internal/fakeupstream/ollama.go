@@ -76,9 +76,9 @@ func (o *ollamaOptions) numPredict() int {
 	return *o.NumPredict
 }
 
-// createdAt is Ollama's created_at, deterministic per call.
+// createdAt is Ollama's created_at (see call.stamp).
 func (c *call) createdAt() string {
-	return time.Unix(c.created(), c.n*1000).UTC().Format(time.RFC3339Nano)
+	return time.Unix(c.stamp(), 123456789).UTC().Format(time.RFC3339Nano)
 }
 
 // ollamaMetrics are the counters of a done line, durations derived from them.

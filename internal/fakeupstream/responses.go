@@ -379,7 +379,7 @@ func (r *responsesAnswer) response(status string, done bool) map[string]any {
 	m := map[string]any{
 		"id":                   r.id,
 		"object":               "response",
-		"created_at":           r.c.created(),
+		"created_at":           r.c.stamp(),
 		"status":               status,
 		"background":           false,
 		"error":                nil,
