@@ -2,6 +2,7 @@ package fakeupstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ import (
 // answers done_reason "load", as Ollama does. Embed returns L2-normalized
 // vectors (768 values, or dimensions) and prompt_eval_count. Errors are
 // {"error":"…"}.
+
+// ollamaEmbeddingSize is the size of every fake Ollama embedding model.
+const ollamaEmbeddingSize = 768
 
 type ollamaOptions struct {
 	NumPredict *int `json:"num_predict"`
@@ -281,9 +285,13 @@ func (c *call) serveOllamaEmbed(body []byte) {
 		c.fail(http.StatusBadRequest, "", "invalid input type", "")
 		return
 	}
-	dims := 768
-	if req.Dimensions != nil && *req.Dimensions > 0 {
-		dims = *req.Dimensions
+	dims := ollamaEmbeddingSize
+	if d := req.Dimensions; d != nil && *d != 0 {
+		if *d < 0 || *d > ollamaEmbeddingSize {
+			c.fail(http.StatusBadRequest, "", fmt.Sprintf("invalid dimensions: %d is not between 1 and %d", *d, ollamaEmbeddingSize), "")
+			return
+		}
+		dims = *d
 	}
 	tokens := 0
 	out := make([][]float32, len(texts))

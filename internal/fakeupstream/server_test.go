@@ -213,12 +213,16 @@ func TestBadRequestsAndRouting(t *testing.T) {
 
 func TestResetMidStream(t *testing.T) {
 	s := start(t, Options{ResetMidStream: true})
-	for _, tc := range []struct{ path, body string }{
-		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"a fairly long prompt to answer"}]}`},
-		{"/v1/completions", `{"model":"m","stream":true,"prompt":"a b c"}`},
-		{"/v1/messages", `{"model":"c","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"a b c"}]}`},
+	for _, tc := range []struct{ path, body, sep string }{
+		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"a fairly long prompt to answer"}]}`, "\n\n"},
+		{"/v1/completions", `{"model":"m","stream":true,"prompt":"a b c"}`, "\n\n"},
+		{"/v1/messages", `{"model":"c","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"a b c"}]}`, "\n\n"},
+		{"/v1/responses", `{"model":"m","stream":true,"input":"a b c"}`, "\n\n"},
+		{"/v1beta/models/g:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"a b c"}]}]}`, "\r\n\r\n"},
+		{"/api/chat", `{"model":"m","messages":[{"role":"user","content":"a b c"}]}`, "\n"},
+		{"/api/generate", `{"model":"m","prompt":"a b c"}`, "\n"},
 	} {
-		resp, err := doErr(s.URL+tc.path, tc.body, openAIAuth)
+		resp, err := doErr(s.URL+tc.path, tc.body, hdr{"Authorization": "Bearer k", "x-goog-api-key": "k"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +234,7 @@ func TestResetMidStream(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: body read without error after a reset:\n%s", tc.path, b)
 		}
-		if n := bytes.Count(b, []byte("\n\n")); n != 2 {
+		if n := bytes.Count(b, []byte(tc.sep)); n != 2 {
 			t.Fatalf("%s: %d events before the reset (want 2): %q (err %v)", tc.path, n, b, err)
 		}
 	}
