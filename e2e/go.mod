@@ -6,9 +6,11 @@ replace github.com/traceforge/traceforge => ../
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
+	github.com/ollama/ollama v0.17.4
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/traceforge/traceforge v0.0.0-00010101000000-000000000000
+	google.golang.org/genai v1.77.0
 )
 
 require (
@@ -29,7 +31,6 @@ require (
 	github.com/gowebpki/jcs v1.0.2 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
-	github.com/ollama/ollama v0.17.4 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
@@ -50,7 +51,6 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
