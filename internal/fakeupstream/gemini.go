@@ -166,20 +166,11 @@ func (c *call) serveGeminiGenerate(body []byte) {
 	if gc := req.GenerationConfig; gc != nil && gc.MaxOutputTokens != nil {
 		maxTokens = *gc.MaxOutputTokens
 	}
-	var a answer
-	switch {
-	case len(results) > 0:
-		a = c.textAnswer(toolResultText(results), maxTokens)
-	case len(req.Tools) > 0 && lastHasText && last.Role != "model":
-		name, schema, use := chooseGeminiTool(req)
-		if use {
-			a = c.toolAnswer(name, lowerTypes(schema), lastUser, "")
-		} else {
-			a = c.textAnswer(echoText(lastUser), maxTokens)
-		}
-	default:
-		a = c.textAnswer(echoText(lastUser), maxTokens)
-	}
+	a := c.reply(results, lastUser, len(req.Tools) > 0 && lastHasText && last.Role != "model",
+		func() (string, json.RawMessage, bool) {
+			name, schema, use := chooseGeminiTool(req)
+			return name, lowerTypes(schema), use
+		}, maxTokens)
 	a.promptTokens = prompt
 
 	thinking, include := false, false

@@ -136,20 +136,15 @@ func (c *call) serveOllamaChat(body []byte) {
 		lastRole = req.Messages[n-1].Role
 	}
 	maxTokens := req.Options.numPredict()
-	var a answer
-	switch {
-	case lastRole == "tool":
-		var results []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
-			results = append([]string{req.Messages[i].Content}, results...)
-		}
-		a = c.textAnswer(toolResultText(results), maxTokens)
-	case len(req.Tools) > 0 && lastRole == "user" && req.Tools[0].Function.Name != "":
-		t := req.Tools[0].Function
-		a = c.toolAnswer(t.Name, t.Parameters, lastUser, "call_")
-	default:
-		a = c.textAnswer(echoText(lastUser), maxTokens)
+	var results []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
+		results = append([]string{req.Messages[i].Content}, results...)
 	}
+	a := c.reply(results, lastUser, len(req.Tools) > 0 && lastRole == "user",
+		func() (string, json.RawMessage, bool) {
+			t := req.Tools[0].Function
+			return t.Name, t.Parameters, t.Name != ""
+		}, maxTokens)
 	a.promptTokens = prompt
 	thinking := ""
 	if thinks(req.Think) {

@@ -207,24 +207,12 @@ func (c *call) serveChat(body []byte) {
 	if len(req.Messages) > 0 {
 		lastRole = req.Messages[len(req.Messages)-1].Role
 	}
-	var a answer
-	switch {
-	case lastRole == "tool":
-		var results []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
-			results = append([]string{contentText(req.Messages[i].Content, true)}, results...)
-		}
-		a = c.textAnswer(toolResultText(results), maxTokens)
-	case len(req.Tools) > 0 && lastRole == "user":
-		name, schema, use := chooseOpenAITool(req)
-		if use {
-			a = c.toolAnswer(name, schema, lastUser, "call_")
-		} else {
-			a = c.textAnswer(echoText(lastUser), maxTokens)
-		}
-	default:
-		a = c.textAnswer(echoText(lastUser), maxTokens)
+	var results []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
+		results = append([]string{contentText(req.Messages[i].Content, true)}, results...)
 	}
+	a := c.reply(results, lastUser, len(req.Tools) > 0 && lastRole == "user",
+		func() (string, json.RawMessage, bool) { return chooseOpenAITool(req) }, maxTokens)
 	a.promptTokens = prompt
 
 	finish := "stop"

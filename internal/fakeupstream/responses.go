@@ -218,20 +218,8 @@ func (c *call) serveResponses(body []byte) {
 		maxTokens = *req.MaxOutputTokens
 	}
 
-	var a answer
-	switch {
-	case len(results) > 0:
-		a = c.textAnswer(toolResultText(results), maxTokens)
-	case len(req.Tools) > 0 && lastIsUser:
-		name, schema, use := chooseResponsesTool(req)
-		if use {
-			a = c.toolAnswer(name, schema, lastUser, "call_")
-		} else {
-			a = c.textAnswer(echoText(lastUser), maxTokens)
-		}
-	default:
-		a = c.textAnswer(echoText(lastUser), maxTokens)
-	}
+	a := c.reply(results, lastUser, len(req.Tools) > 0 && lastIsUser,
+		func() (string, json.RawMessage, bool) { return chooseResponsesTool(req) }, maxTokens)
 	a.promptTokens = prompt
 
 	reasoning := isReasoningModel(req.Model)

@@ -2,7 +2,6 @@ package fakeupstream
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -322,14 +321,7 @@ func TestGzip(t *testing.T) {
 	if resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers %v", resp.Header)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := gunzip(t, b)
 	if get(t, obj(t, plain), "choices", 0, "message", "content") != "Echo: Hello determinism" {
 		t.Fatalf("%s", plain)
 	}
@@ -338,9 +330,7 @@ func TestGzip(t *testing.T) {
 	if resp.StatusCode != 401 || resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("error: %d %v", resp.StatusCode, resp.Header)
 	}
-	if zr, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	} else if pb, _ := io.ReadAll(zr); !bytes.Contains(pb, []byte("authentication_error")) {
+	if pb := gunzip(t, b); !bytes.Contains(pb, []byte("authentication_error")) {
 		t.Fatalf("%s", pb)
 	}
 	// No Accept-Encoding, or gzip refused: plain.
@@ -516,4 +506,54 @@ func TestStartOnUnspecifiedHost(t *testing.T) {
 	}
 	s.Close()
 	s.Close() // idempotent
+}
+
+// The drift knobs and gzip reach the Responses, Gemini and Ollama answers.
+func TestKnobsOnNewFormats(t *testing.T) {
+	s := start(t, Options{ModelSuffix: "-new", ContentPrefix: "Sure! ", Gzip: true})
+	_, b := do(t, s.URL+"/v1/responses", `{"model":"m","input":"hi"}`, hdr{"Authorization": "Bearer k"})
+	if m := obj(t, b); get(t, m, "model") != "m-new" || get(t, m, "output", 0, "content", 0, "text") != "Sure! Echo: hi" {
+		t.Fatalf("responses %s", b)
+	}
+	_, b = do(t, s.URL+"/v1beta/models/g:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth)
+	if m := obj(t, b); get(t, m, "modelVersion") != "g-new" || get(t, m, "candidates", 0, "content", "parts", 0, "text") != "Sure! Echo: hi" {
+		t.Fatalf("gemini %s", b)
+	}
+	_, b = do(t, s.URL+"/api/chat", `{"model":"l","stream":false,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	if m := obj(t, b); get(t, m, "model") != "l-new" || get(t, m, "message", "content") != "Sure! Echo: hi" {
+		t.Fatalf("ollama %s", b)
+	}
+	_, e1 := do(t, s.URL+"/v1/embeddings", `{"model":"e","input":"hi"}`, openAIAuth)
+	s.SetOptions(Options{})
+	_, e2 := do(t, s.URL+"/v1/embeddings", `{"model":"e","input":"hi"}`, openAIAuth)
+	if get(t, obj(t, e1), "model") != "e-new" || jsonEqual(t, get(t, obj(t, e1), "data", 0, "embedding"), get(t, obj(t, e2), "data", 0, "embedding")) {
+		t.Fatal("ContentPrefix did not move the embedding")
+	}
+	s.SetOptions(Options{Gzip: true})
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/embeddings", `{"model":"e","input":"hi"}`},
+		{"/v1beta/models/g:embedContent", `{"content":{"parts":[{"text":"hi"}]}}`},
+		{"/api/embed", `{"model":"l","input":"hi"}`},
+	} {
+		resp, b := do(t, s.URL+tc.path, tc.body, hdr{"Authorization": "Bearer k", "x-goog-api-key": "k", "Accept-Encoding": "gzip"})
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%s: not gzipped", tc.path)
+		}
+		obj(t, gunzip(t, b))
+	}
+}
+
+// Delays apply to NDJSON and Gemini streams too.
+func TestDelaysOnNewStreams(t *testing.T) {
+	s := start(t, Options{ChunkDelay: 20 * time.Millisecond})
+	for _, tc := range []struct{ path, body string }{
+		{"/api/generate", `{"model":"m","prompt":"a b c d"}`},
+		{"/v1beta/models/g:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"a b c d"}]}]}`},
+	} {
+		t0 := time.Now()
+		resp, _ := do(t, s.URL+tc.path, tc.body, geminiAuth)
+		if resp.StatusCode != 200 || time.Since(t0) < 60*time.Millisecond {
+			t.Fatalf("%s: %d after %v", tc.path, resp.StatusCode, time.Since(t0))
+		}
+	}
 }
