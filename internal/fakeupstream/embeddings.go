@@ -66,12 +66,7 @@ func embeddingInputs(raw json.RawMessage) (texts []string, tokens int, ok bool) 
 
 func (c *call) serveEmbeddings(body []byte) {
 	var req embeddingsRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.decodeError(err)
-		return
-	}
-	if req.Model == "" {
-		c.fail(http.StatusBadRequest, "", "you must provide a model parameter", "model")
+	if !c.decodeOpenAI(body, &req, &req.Model) {
 		return
 	}
 	texts, tokens, ok := embeddingInputs(req.Input)

@@ -35,13 +35,7 @@ type ollamaChatRequest struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
-	Tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
+	Tools   []functionTool  `json:"tools"`
 	Stream  *bool           `json:"stream"`
 	Think   json.RawMessage `json:"think"`
 	Options *ollamaOptions  `json:"options"`

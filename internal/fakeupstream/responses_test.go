@@ -335,3 +335,18 @@ func TestResponsesErrors(t *testing.T) {
 		t.Fatalf("%s", b)
 	}
 }
+
+// Under MintIDs every call gets new ids, and a chain still finds its parent.
+func TestResponsesChainWithMintedIDs(t *testing.T) {
+	s := start(t, Options{MintIDs: true})
+	_, b := do(t, s.URL+"/v1/responses", `{"model":"m","input":"My name is Ada"}`, openAIAuth)
+	parent := obj(t, b)
+	_, b = do(t, s.URL+"/v1/responses", `{"model":"m","input":"My name is Ada"}`, openAIAuth)
+	if obj(t, b)["id"] == parent["id"] || obj(t, b)["created_at"] == parent["created_at"] {
+		t.Fatal("MintIDs: the same request got the same id or created_at")
+	}
+	_, b = do(t, s.URL+"/v1/responses", `{"model":"m","input":"What is my name?","previous_response_id":"`+parent["id"].(string)+`"}`, openAIAuth)
+	if got := get(t, obj(t, b), "usage", "input_tokens"); got != 4.0+get(t, parent, "usage", "total_tokens").(float64) {
+		t.Fatalf("chained input_tokens %v", got)
+	}
+}
