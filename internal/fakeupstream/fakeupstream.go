@@ -9,7 +9,7 @@
 //	POST …/completions        OpenAI legacy completions
 //	POST …/messages           Anthropic messages
 //	POST …/responses          OpenAI Responses (typed SSE when "stream": true)
-//	GET, DELETE …/responses/{id}   a stored Responses answer
+//	GET, DELETE …/responses/{id}, POST …/responses/{id}/cancel   a stored Responses answer
 //	POST …/embeddings         OpenAI embeddings (float or base64)
 //	POST …/{v1,v1beta,v1alpha}/models/{model}:generateContent,
 //	     :streamGenerateContent, :embedContent, :batchEmbedContents   Gemini

@@ -25,6 +25,7 @@ const (
 	epResponses
 	epResponseGet
 	epResponseDelete
+	epResponseCancel
 	epEmbeddings
 	epGeminiGenerate
 	epGeminiStream
@@ -75,20 +76,18 @@ var geminiMethods = map[string]endpoint{
 
 func route(r *http.Request) routed {
 	p := r.URL.Path
-	if r.Method == http.MethodGet || r.Method == http.MethodDelete {
-		if i := strings.LastIndex(p, "/responses/"); i >= 0 {
-			id := p[i+len("/responses/"):]
-			if id != "" && !strings.Contains(id, "/") {
-				if r.Method == http.MethodGet {
-					return routed{ep: epResponseGet, id: id}
-				}
-				return routed{ep: epResponseDelete, id: id}
-			}
-		}
-		return routed{}
+	if id, ok := responseID(p); ok && r.Method == http.MethodGet {
+		return routed{ep: epResponseGet, id: id}
+	} else if ok && r.Method == http.MethodDelete {
+		return routed{ep: epResponseDelete, id: id}
 	}
 	if r.Method != http.MethodPost {
 		return routed{}
+	}
+	if rest, ok := strings.CutSuffix(p, "/cancel"); ok {
+		if id, ok := responseID(rest); ok {
+			return routed{ep: epResponseCancel, id: id}
+		}
 	}
 	if rt, ok := routeGemini(p); ok {
 		return rt
@@ -112,6 +111,16 @@ func route(r *http.Request) routed {
 		return routed{ep: epEmbeddings}
 	}
 	return routed{}
+}
+
+// responseID returns {id} of a path ending in /responses/{id}.
+func responseID(p string) (string, bool) {
+	i := strings.LastIndex(p, "/responses/")
+	if i < 0 {
+		return "", false
+	}
+	id := p[i+len("/responses/"):]
+	return id, id != "" && !strings.Contains(id, "/")
 }
 
 // routeGemini matches …/{v1,v1beta,v1alpha}/models/{model}:{method}.
@@ -187,7 +196,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch c.ep {
-	case epResponseGet, epResponseDelete:
+	case epResponseGet, epResponseDelete, epResponseCancel:
 		c.serveResponseByID()
 		return
 	}

@@ -22,7 +22,8 @@ import (
 // total_tokens count as input tokens; an unknown id is answered anyway (the
 // real API says 400 previous_response_not_found) so that a restarted fake
 // upstream still serves recorded chains. Answers with store not false are
-// kept (the last maxStored) for GET and DELETE.
+// kept (the last maxStored) for GET, DELETE and cancel; "background": true
+// answers status "queued" at once, and polling finds it completed.
 
 type responsesRequest struct {
 	Model        string          `json:"model"`
@@ -49,6 +50,7 @@ type responsesRequest struct {
 	Metadata          json.RawMessage `json:"metadata"`
 	Text              json.RawMessage `json:"text"`
 	User              *string         `json:"user"`
+	Background        bool            `json:"background"`
 }
 
 // responsesItem is one input item (any type; the fields used here).
@@ -286,6 +288,11 @@ func (c *call) serveResponses(body []byte) {
 	if req.Store == nil || *req.Store {
 		c.h.storeResponse(r.id, final, r.totalTokens())
 	}
+	if req.Background && !req.Stream {
+		// Queued at once; polling (GET) finds it finished.
+		c.ok(r.response("queued", false), "  ")
+		return
+	}
 	if !req.Stream {
 		c.ok(final, "  ")
 		return
@@ -369,7 +376,7 @@ func (r *responsesAnswer) response(status string, done bool) map[string]any {
 		"object":               "response",
 		"created_at":           r.c.stamp(),
 		"status":               status,
-		"background":           false,
+		"background":           req.Background,
 		"error":                nil,
 		"incomplete_details":   incomplete,
 		"instructions":         ptrOr(req.Instructions, nil),
@@ -516,11 +523,26 @@ func (r *responsesAnswer) stream(final map[string]any) {
 	send(last, map[string]any{"response": final})
 }
 
-// serveResponseByID answers GET (the stored response) and DELETE (a
-// deletion receipt) for …/responses/{id}, or 404 for an id not stored.
+// serveResponseByID answers GET (the stored response), DELETE (a deletion
+// receipt) and POST …/cancel (the stored response, status "cancelled" when it
+// was a background one, else 400 as the API says) for …/responses/{id}, or
+// 404 for an id not stored.
 func (c *call) serveResponseByID() {
 	id := c.rt.id
-	if c.ep == epResponseDelete {
+	if c.ep == epResponseCancel {
+		r, ok := c.h.lookupResponse(id)
+		switch {
+		case !ok:
+		case r.body["background"] != true:
+			c.fail(http.StatusBadRequest, "", "Only responses created with background=true can be cancelled.", "")
+			return
+		default:
+			cancelled := copyMap(r.body)
+			cancelled["status"] = "cancelled"
+			c.ok(cancelled, "  ")
+			return
+		}
+	} else if c.ep == epResponseDelete {
 		if c.h.deleteResponse(id) {
 			c.ok(map[string]any{"id": id, "object": "response", "deleted": true}, "  ")
 			return

@@ -350,3 +350,31 @@ func TestResponsesChainWithMintedIDs(t *testing.T) {
 		t.Fatalf("chained input_tokens %v", got)
 	}
 }
+
+// background: queued at once, then GET finds it completed; cancel answers
+// "cancelled" for a background response and 400 for another.
+func TestResponsesBackgroundAndCancel(t *testing.T) {
+	s := start(t, Options{})
+	_, b := do(t, s.URL+"/v1/responses", `{"model":"m","input":"Later please","background":true}`, openAIAuth)
+	q := obj(t, b)
+	if get(t, q, "status") != "queued" || get(t, q, "background") != true || len(get(t, q, "output").([]any)) != 0 {
+		t.Fatalf("%s", b)
+	}
+	id := q["id"].(string)
+	_, b = doMethod(t, http.MethodGet, s.URL+"/v1/responses/"+id, openAIAuth)
+	if m := obj(t, b); get(t, m, "status") != "completed" || get(t, m, "output", 0, "content", 0, "text") != "Echo: Later please" {
+		t.Fatalf("poll %s", b)
+	}
+	resp, b := do(t, s.URL+"/v1/responses/"+id+"/cancel", ``, openAIAuth)
+	if resp.StatusCode != 200 || get(t, obj(t, b), "status") != "cancelled" {
+		t.Fatalf("cancel %d %s", resp.StatusCode, b)
+	}
+	_, b = do(t, s.URL+"/v1/responses", `{"model":"m","input":"now"}`, openAIAuth)
+	resp, b = do(t, s.URL+"/v1/responses/"+obj(t, b)["id"].(string)+"/cancel", ``, openAIAuth)
+	if resp.StatusCode != 400 || !strings.Contains(get(t, obj(t, b), "error", "message").(string), "background") {
+		t.Fatalf("cancel of a foreground response: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := do(t, s.URL+"/v1/responses/resp_nope/cancel", ``, openAIAuth); resp.StatusCode != 404 {
+		t.Fatalf("cancel of an unknown id: %d", resp.StatusCode)
+	}
+}
