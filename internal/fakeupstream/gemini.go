@@ -173,7 +173,7 @@ func (c *call) serveGeminiGenerate(body []byte) {
 		}, maxTokens)
 	a.promptTokens = prompt
 
-	thinking, include := false, false
+	thinking, include := false, false // thinks; sends the thought
 	if gc := req.GenerationConfig; gc != nil && gc.ThinkingConfig != nil {
 		tc := gc.ThinkingConfig
 		thinking = tc.ThinkingBudget == nil || *tc.ThinkingBudget != 0
@@ -207,31 +207,30 @@ func (c *call) serveGeminiGenerate(body []byte) {
 	if a.truncated {
 		finish = "MAX_TOKENS"
 	}
-	g := geminiAnswer{
-		model: c.model(c.rt.model), id: c.googleID("response"),
-		prompt: a.promptTokens, candidates: a.completionTokens, thoughts: words(thought), thinking: thinking,
-	}
+	g := geminiAnswer{model: c.model(c.rt.model), id: c.googleID("response"), prompt: a.promptTokens, thoughts: words(thought)}
 	if c.ep == epGeminiGenerate {
-		c.ok(g.chunk(parts, finish, true), "  ")
+		c.ok(g.chunk(parts, finish, a.completionTokens), "  ")
 		return
 	}
 
-	// Streamed: the thought, then the text in pieces (the last piece with
-	// finishReason and the full usage), or the function calls at once.
-	var chunks [][]geminiPartOut
+	// Streamed: the thought, then the text in pieces, or the function calls
+	// at once; the last chunk has finishReason.
+	type piece struct {
+		parts      []geminiPartOut
+		candidates int // answer tokens sent up to this chunk
+	}
+	var chunks []piece
 	if include {
-		chunks = append(chunks, parts[:1])
+		chunks = append(chunks, piece{parts: parts[:1]})
 		parts = parts[1:]
 	}
-	if len(a.calls) > 0 {
-		chunks = append(chunks, parts)
+	if len(a.calls) > 0 || a.text == "" {
+		chunks = append(chunks, piece{parts, a.completionTokens})
 	} else {
-		for _, piece := range textPieces(a.text) {
-			p := piece
-			chunks = append(chunks, []geminiPartOut{{Text: &p}})
-		}
-		if a.text == "" {
-			chunks = append(chunks, parts)
+		sent := ""
+		for _, p := range textPieces(a.text) {
+			sent += p
+			chunks = append(chunks, piece{[]geminiPartOut{{Text: &p}}, words(sent)})
 		}
 	}
 	s := c.newStream()
@@ -242,12 +241,11 @@ func (c *call) serveGeminiGenerate(body []byte) {
 		s.contentType = "application/json; charset=UTF-8"
 	}
 	for i, ch := range chunks {
-		lastChunk := i == len(chunks)-1
 		fin := ""
-		if lastChunk {
+		if i == len(chunks)-1 {
 			fin = finish
 		}
-		data := marshal(g.chunk(ch, fin, lastChunk), "")
+		data := googleJSON(g.chunk(ch.parts, fin, ch.candidates))
 		var err error
 		switch {
 		case sse:
@@ -268,40 +266,83 @@ func (c *call) serveGeminiGenerate(body []byte) {
 
 // geminiAnswer holds what every chunk of one answer shares.
 type geminiAnswer struct {
-	model, id                    string
-	prompt, candidates, thoughts int
-	thinking                     bool
+	model, id        string
+	prompt, thoughts int
 }
 
-// chunk is one GenerateContentResponse; full adds candidatesTokenCount and
-// thoughtsTokenCount to usageMetadata (intermediate stream chunks carry the
-// prompt count only, like the API's).
-func (g geminiAnswer) chunk(parts []geminiPartOut, finish string, full bool) map[string]any {
-	cand := map[string]any{
-		"content": map[string]any{"parts": parts, "role": "model"},
-		"index":   0,
+// GenerateContentResponse, fields in the API's order; zero counts are
+// omitted, as proto3 JSON does.
+type geminiResponse struct {
+	Candidates    []geminiCandidate `json:"candidates"`
+	UsageMetadata geminiUsage       `json:"usageMetadata"`
+	ModelVersion  string            `json:"modelVersion"`
+	ResponseID    string            `json:"responseId"`
+}
+
+type geminiCandidate struct {
+	Content      geminiContentOut `json:"content"`
+	FinishReason string           `json:"finishReason,omitempty"`
+	Index        int              `json:"index"`
+}
+
+type geminiContentOut struct {
+	Parts []geminiPartOut `json:"parts"`
+	Role  string          `json:"role"`
+}
+
+type geminiUsage struct {
+	PromptTokenCount     int              `json:"promptTokenCount"`
+	CandidatesTokenCount int              `json:"candidatesTokenCount,omitempty"`
+	TotalTokenCount      int              `json:"totalTokenCount"`
+	PromptTokensDetails  []geminiModality `json:"promptTokensDetails"`
+	ThoughtsTokenCount   int              `json:"thoughtsTokenCount,omitempty"`
+}
+
+type geminiModality struct {
+	Modality   string `json:"modality"`
+	TokenCount int    `json:"tokenCount"`
+}
+
+// chunk is one GenerateContentResponse; candidates counts the answer tokens
+// sent so far (stream chunks carry running totals, like the API's).
+func (g geminiAnswer) chunk(parts []geminiPartOut, finish string, candidates int) geminiResponse {
+	return geminiResponse{
+		Candidates: []geminiCandidate{{
+			Content:      geminiContentOut{Parts: parts, Role: "model"},
+			FinishReason: finish,
+		}},
+		UsageMetadata: geminiUsage{
+			PromptTokenCount:     g.prompt,
+			CandidatesTokenCount: candidates,
+			TotalTokenCount:      g.prompt + candidates + g.thoughts,
+			PromptTokensDetails:  []geminiModality{{Modality: "TEXT", TokenCount: g.prompt}},
+			ThoughtsTokenCount:   g.thoughts,
+		},
+		ModelVersion: g.model,
+		ResponseID:   g.id,
 	}
-	if finish != "" {
-		cand["finishReason"] = finish
-	}
-	usage := map[string]any{
-		"promptTokenCount":    g.prompt,
-		"totalTokenCount":     g.prompt,
-		"promptTokensDetails": []any{map[string]any{"modality": "TEXT", "tokenCount": g.prompt}},
-	}
-	if full {
-		usage["candidatesTokenCount"] = g.candidates
-		usage["totalTokenCount"] = g.prompt + g.candidates + g.thoughts
-		if g.thinking {
-			usage["thoughtsTokenCount"] = g.thoughts
+}
+
+// googleJSON is the compact JSON Google streams: a space after every colon
+// between a key and its value ({"text": "hi","role": "model"}).
+func googleJSON(v any) []byte {
+	b := marshal(v, "")
+	out := make([]byte, 0, len(b)+len(b)/8)
+	inString, escaped := false, false
+	for _, ch := range b {
+		out = append(out, ch)
+		switch {
+		case escaped:
+			escaped = false
+		case inString && ch == '\\':
+			escaped = true
+		case ch == '"':
+			inString = !inString
+		case !inString && ch == ':':
+			out = append(out, ' ')
 		}
 	}
-	return map[string]any{
-		"candidates":    []any{cand},
-		"usageMetadata": usage,
-		"modelVersion":  g.model,
-		"responseId":    g.id,
-	}
+	return out
 }
 
 // lowerTypes lowercases the OpenAPI type names of a Gemini schema ("OBJECT",

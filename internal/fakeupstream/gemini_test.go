@@ -82,14 +82,25 @@ func TestGeminiStreamMatchesPlain(t *testing.T) {
 	if len(chunks) != len(textPieces("Echo: Tell me a story please")) {
 		t.Fatalf("%d chunks", len(chunks))
 	}
+	// Google's compact JSON: a space after each key's colon, keys in the API's order.
+	if first := parseCRLFSSE(t, b)[0].data; !strings.HasPrefix(first, `{"candidates": [{"content": {"parts": [{"text": "Echo:"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 7,`) {
+		t.Fatalf("first chunk %s", first)
+	}
 	p := obj(t, plain)
 	if got := geminiStreamText(t, chunks); got != get(t, p, "candidates", 0, "content", "parts", 0, "text") {
 		t.Fatalf("streamed %q", got)
 	}
+	prev := 0.0
 	for i, c := range chunks {
 		last := i == len(chunks)-1
-		if has(get(t, c, "candidates", 0), "finishReason") != last || has(get(t, c, "usageMetadata"), "candidatesTokenCount") != last {
+		if has(get(t, c, "candidates", 0), "finishReason") != last {
 			t.Fatalf("chunk %d: %v", i, c)
+		}
+		// Running totals, like the API's.
+		if n := get(t, c, "usageMetadata", "candidatesTokenCount").(float64); n <= prev {
+			t.Fatalf("chunk %d: candidatesTokenCount %v after %v", i, n, prev)
+		} else {
+			prev = n
 		}
 		if get(t, c, "responseId") != get(t, chunks[0], "responseId") || get(t, c, "modelVersion") != "gemini-2.5-flash" {
 			t.Fatalf("chunk %d ids", i)
@@ -223,5 +234,17 @@ func TestGeminiErrors(t *testing.T) {
 	resp, b = do(t, s.URL+"/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", geminiBody, geminiAuth)
 	if resp.StatusCode != 429 || get(t, obj(t, b), "error", "status") != "RESOURCE_EXHAUSTED" || get(t, obj(t, b), "error", "code") != 429.0 {
 		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+}
+
+func TestGoogleJSON(t *testing.T) {
+	got := string(googleJSON(map[string]any{"a": `x: "y\" z":`, "b": []any{map[string]any{"c": 1}}}))
+	want := `{"a": "x: \"y\\\" z\":","b": [{"c": 1}]}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	var back map[string]any
+	if err := json.Unmarshal([]byte(got), &back); err != nil || back["a"] != `x: "y\" z":` {
+		t.Fatalf("does not decode back: %v %v", err, back)
 	}
 }
