@@ -65,11 +65,11 @@ type responsesItem struct {
 const maxStored = 4096
 
 type storedResponse struct {
-	body        map[string]any
+	body        object
 	totalTokens int
 }
 
-func (h *Handler) storeResponse(id string, body map[string]any, total int) {
+func (h *Handler) storeResponse(id string, body object, total int) {
 	h.storeMu.Lock()
 	defer h.storeMu.Unlock()
 	if h.stored == nil {
@@ -253,13 +253,13 @@ func (c *call) serveResponses(body []byte) {
 		}
 		thought := "Thinking about: " + topic
 		r.reasoningTokens = 2 + words(thought)
-		it := map[string]any{"id": c.hexID("rs_", "reasoning", 0), "type": "reasoning", "summary": []any{}}
+		it := fields("id", c.hexID("rs_", "reasoning", 0), "type", "reasoning", "summary", []any{})
 		if summaryMode != nil && summaryMode != "none" {
 			r.summary = thought
 		}
 		for _, inc := range req.Include {
 			if inc == "reasoning.encrypted_content" {
-				it["encrypted_content"] = "gAAAAA" + base64.StdEncoding.EncodeToString(c.derived("encrypted", 0, 48))
+				it = it.with("encrypted_content", "gAAAAA"+base64.StdEncoding.EncodeToString(c.derived("encrypted", 0, 48)))
 			}
 		}
 		r.items = append(r.items, it)
@@ -269,17 +269,15 @@ func (c *call) serveResponses(body []byte) {
 		r.status = "incomplete"
 	}
 	if len(a.calls) == 0 {
-		r.items = append(r.items, map[string]any{
-			"id": c.hexID("msg_", "message", 0), "type": "message", "status": r.status, "role": "assistant",
-		})
+		r.items = append(r.items, fields(
+			"id", c.hexID("msg_", "message", 0), "type", "message", "status", r.status, "content", []any{}, "role", "assistant"))
 	}
 	for i := range a.calls {
 		tc := &a.calls[i]
 		tc.id = "call_" + c.hexID("", "call", i)[:24]
-		r.items = append(r.items, map[string]any{
-			"id": c.hexID("fc_", "function_call", i), "type": "function_call", "status": "completed",
-			"arguments": tc.args, "call_id": tc.id, "name": tc.name,
-		})
+		r.items = append(r.items, fields(
+			"id", c.hexID("fc_", "function_call", i), "type", "function_call", "status", "completed",
+			"arguments", tc.args, "call_id", tc.id, "name", tc.name))
 	}
 	r.a = a
 	r.reasoningEffort, r.summaryMode = effort, summaryMode
@@ -300,7 +298,8 @@ func (c *call) serveResponses(body []byte) {
 	r.stream(final)
 }
 
-// responsesAnswer is one Responses answer being written.
+// responsesAnswer is one Responses answer being written. Every object is
+// built in the API's member order.
 type responsesAnswer struct {
 	c               *call
 	req             responsesRequest
@@ -308,8 +307,8 @@ type responsesAnswer struct {
 	a               answer
 	id              string
 	status          string
-	items           []map[string]any // output items without their content
-	summary         string           // reasoning summary text ("" = none)
+	items           []object // output items without their content
+	summary         string   // reasoning summary text ("" = none)
 	reasoningTokens int
 	reasoningEffort any
 	summaryMode     any
@@ -318,201 +317,153 @@ type responsesAnswer struct {
 func (r *responsesAnswer) outputTokens() int { return r.a.completionTokens + r.reasoningTokens }
 func (r *responsesAnswer) totalTokens() int  { return r.a.promptTokens + r.outputTokens() }
 
-func textPart(text string) map[string]any {
-	return map[string]any{"type": "output_text", "annotations": []any{}, "logprobs": []any{}, "text": text}
+func textPart(text string) object {
+	return fields("type", "output_text", "annotations", []any{}, "logprobs", []any{}, "text", text)
 }
 
-func summaryPart(text string) map[string]any {
-	return map[string]any{"type": "summary_text", "text": text}
-}
+func summaryPart(text string) object { return fields("type", "summary_text", "text", text) }
 
 // full returns output item i complete.
-func (r *responsesAnswer) full(i int) map[string]any {
-	it := copyMap(r.items[i])
-	switch it["type"] {
+func (r *responsesAnswer) full(i int) object {
+	it := r.items[i]
+	switch it.get("type") {
 	case "message":
-		it["content"] = []any{textPart(r.a.text)}
+		it = it.with("content", []any{textPart(r.a.text)})
 	case "reasoning":
 		if r.summary != "" {
-			it["summary"] = []any{summaryPart(r.summary)}
+			it = it.with("summary", []any{summaryPart(r.summary)})
 		}
 	}
 	return it
 }
 
 // added returns output item i as output_item.added shows it (empty).
-func (r *responsesAnswer) added(i int) map[string]any {
-	it := copyMap(r.items[i])
-	switch it["type"] {
+func (r *responsesAnswer) added(i int) object {
+	it := r.items[i]
+	switch it.get("type") {
 	case "message":
-		it["status"] = "in_progress"
-		it["content"] = []any{}
+		it = it.with("status", "in_progress")
 	case "function_call":
-		it["status"] = "in_progress"
-		it["arguments"] = ""
+		it = it.with("status", "in_progress").with("arguments", "")
 	}
 	return it
 }
 
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // response returns the response object with status; done adds the output
-// and usage (response.created/in_progress have neither).
-func (r *responsesAnswer) response(status string, done bool) map[string]any {
+// and usage (response.created/in_progress/queued have neither).
+func (r *responsesAnswer) response(status string, done bool) object {
 	req := r.req
-	textCfg := rawOr(req.Text, map[string]any{"format": map[string]any{"type": "text"}, "verbosity": "medium"})
 	var incomplete any
 	if status == "incomplete" {
-		incomplete = map[string]any{"reason": "max_output_tokens"}
+		incomplete = fields("reason", "max_output_tokens")
 	}
-	m := map[string]any{
-		"id":                   r.id,
-		"object":               "response",
-		"created_at":           r.c.stamp(),
-		"status":               status,
-		"background":           req.Background,
-		"error":                nil,
-		"incomplete_details":   incomplete,
-		"instructions":         ptrOr(req.Instructions, nil),
-		"max_output_tokens":    ptrOr(req.MaxOutputTokens, nil),
-		"max_tool_calls":       nil,
-		"model":                r.c.model(req.Model),
-		"output":               []any{},
-		"parallel_tool_calls":  ptrOr(req.ParallelToolCalls, true),
-		"previous_response_id": ptrOr(req.PreviousResponseID, nil),
-		"prompt_cache_key":     nil,
-		"reasoning":            map[string]any{"effort": r.reasoningEffort, "summary": r.summaryMode},
-		"safety_identifier":    nil,
-		"service_tier":         "default",
-		"store":                ptrOr(req.Store, true),
-		"temperature":          ptrOr(req.Temperature, 1.0),
-		"text":                 textCfg,
-		"tool_choice":          rawOr(req.ToolChoice, "auto"),
-		"tools":                rawOr(r.toolsRaw, []any{}),
-		"top_logprobs":         0,
-		"top_p":                ptrOr(req.TopP, 1.0),
-		"truncation":           "disabled",
-		"usage":                nil,
-		"user":                 ptrOr(req.User, nil),
-		"metadata":             rawOr(req.Metadata, map[string]any{}),
-	}
+	output := []any{}
+	var usage any
 	if done {
-		out := make([]any, len(r.items))
 		for i := range r.items {
-			out[i] = r.full(i)
+			output = append(output, r.full(i))
 		}
-		m["output"] = out
-		m["usage"] = map[string]any{
-			"input_tokens":          r.a.promptTokens,
-			"input_tokens_details":  map[string]any{"cached_tokens": 0},
-			"output_tokens":         r.outputTokens(),
-			"output_tokens_details": map[string]any{"reasoning_tokens": r.reasoningTokens},
-			"total_tokens":          r.totalTokens(),
-		}
+		usage = fields(
+			"input_tokens", r.a.promptTokens,
+			"input_tokens_details", fields("cached_tokens", 0),
+			"output_tokens", r.outputTokens(),
+			"output_tokens_details", fields("reasoning_tokens", r.reasoningTokens),
+			"total_tokens", r.totalTokens())
 	}
-	return m
+	return fields(
+		"id", r.id,
+		"object", "response",
+		"created_at", r.c.stamp(),
+		"status", status,
+		"background", req.Background,
+		"error", nil,
+		"incomplete_details", incomplete,
+		"instructions", ptrOr(req.Instructions, nil),
+		"max_output_tokens", ptrOr(req.MaxOutputTokens, nil),
+		"max_tool_calls", nil,
+		"model", r.c.model(req.Model),
+		"output", output,
+		"parallel_tool_calls", ptrOr(req.ParallelToolCalls, true),
+		"previous_response_id", ptrOr(req.PreviousResponseID, nil),
+		"prompt_cache_key", nil,
+		"reasoning", fields("effort", r.reasoningEffort, "summary", r.summaryMode),
+		"safety_identifier", nil,
+		"service_tier", "default",
+		"store", ptrOr(req.Store, true),
+		"temperature", ptrOr(req.Temperature, 1.0),
+		"text", rawOr(req.Text, fields("format", fields("type", "text"), "verbosity", "medium")),
+		"tool_choice", rawOr(req.ToolChoice, "auto"),
+		"tools", rawOr(r.toolsRaw, []any{}),
+		"top_logprobs", 0,
+		"top_p", ptrOr(req.TopP, 1.0),
+		"truncation", "disabled",
+		"usage", usage,
+		"user", ptrOr(req.User, nil),
+		"metadata", rawOr(req.Metadata, fields()))
 }
 
-// stream writes the typed SSE events in the API's order.
-func (r *responsesAnswer) stream(final map[string]any) {
+// stream writes the typed SSE events in the API's order; every event starts
+// with its type and sequence_number.
+func (r *responsesAnswer) stream(final object) {
 	s := r.c.newStream()
 	seq := 0
-	send := func(typ string, fields map[string]any) bool {
-		fields["type"] = typ
-		fields["sequence_number"] = seq
+	send := func(typ string, kv ...any) bool {
+		ev := append(fields("type", typ, "sequence_number", seq), fields(kv...)...)
 		seq++
-		return s.sendJSON(typ, fields) == nil
+		return s.sendJSON(typ, ev) == nil
 	}
-	if !send("response.created", map[string]any{"response": r.response("in_progress", false)}) ||
-		!send("response.in_progress", map[string]any{"response": r.response("in_progress", false)}) {
+	if !send("response.created", "response", r.response("in_progress", false)) ||
+		!send("response.in_progress", "response", r.response("in_progress", false)) {
 		return
 	}
 	for i, it := range r.items {
-		id := it["id"]
-		if !send("response.output_item.added", map[string]any{"output_index": i, "item": r.added(i)}) {
+		id := it.get("id")
+		if !send("response.output_item.added", "output_index", i, "item", r.added(i)) {
 			return
 		}
-		switch it["type"] {
+		switch it.get("type") {
 		case "reasoning":
 			if r.summary != "" {
-				base := func() map[string]any {
-					return map[string]any{"item_id": id, "output_index": i, "summary_index": 0}
-				}
-				f := base()
-				f["part"] = summaryPart("")
-				if !send("response.reasoning_summary_part.added", f) {
+				at := []any{"item_id", id, "output_index", i, "summary_index", 0}
+				if !send("response.reasoning_summary_part.added", append(at, "part", summaryPart(""))...) {
 					return
 				}
 				for k, p := range textPieces(r.summary) {
-					f := base()
-					f["delta"] = p
-					f["obfuscation"] = obfuscation(k)
-					if !send("response.reasoning_summary_text.delta", f) {
+					if !send("response.reasoning_summary_text.delta", append(at, "delta", p, "obfuscation", obfuscation(k))...) {
 						return
 					}
 				}
-				f = base()
-				f["text"] = r.summary
-				if !send("response.reasoning_summary_text.done", f) {
-					return
-				}
-				f = base()
-				f["part"] = summaryPart(r.summary)
-				if !send("response.reasoning_summary_part.done", f) {
+				if !send("response.reasoning_summary_text.done", append(at, "text", r.summary)...) ||
+					!send("response.reasoning_summary_part.done", append(at, "part", summaryPart(r.summary))...) {
 					return
 				}
 			}
 		case "message":
-			base := func() map[string]any {
-				return map[string]any{"item_id": id, "output_index": i, "content_index": 0}
-			}
-			f := base()
-			f["part"] = textPart("")
-			if !send("response.content_part.added", f) {
+			at := []any{"item_id", id, "output_index", i, "content_index", 0}
+			if !send("response.content_part.added", append(at, "part", textPart(""))...) {
 				return
 			}
 			for k, p := range textPieces(r.a.text) {
-				f := base()
-				f["delta"] = p
-				f["logprobs"] = []any{}
-				f["obfuscation"] = obfuscation(k)
-				if !send("response.output_text.delta", f) {
+				if !send("response.output_text.delta", append(at, "delta", p, "logprobs", []any{}, "obfuscation", obfuscation(k))...) {
 					return
 				}
 			}
-			f = base()
-			f["text"] = r.a.text
-			f["logprobs"] = []any{}
-			if !send("response.output_text.done", f) {
-				return
-			}
-			f = base()
-			f["part"] = textPart(r.a.text)
-			if !send("response.content_part.done", f) {
+			if !send("response.output_text.done", append(at, "text", r.a.text, "logprobs", []any{})...) ||
+				!send("response.content_part.done", append(at, "part", textPart(r.a.text))...) {
 				return
 			}
 		case "function_call":
-			args, _ := it["arguments"].(string)
+			args, _ := it.get("arguments").(string)
 			for k, p := range bytePieces(args, 6) {
-				if !send("response.function_call_arguments.delta", map[string]any{
-					"item_id": id, "output_index": i, "delta": p, "obfuscation": obfuscation(k),
-				}) {
+				if !send("response.function_call_arguments.delta", "item_id", id, "output_index", i, "delta", p, "obfuscation", obfuscation(k)) {
 					return
 				}
 			}
-			if !send("response.function_call_arguments.done", map[string]any{
-				"item_id": id, "output_index": i, "arguments": args, "name": it["name"],
-			}) {
+			if !send("response.function_call_arguments.done", "item_id", id, "output_index", i, "arguments", args, "name", it.get("name")) {
 				return
 			}
 		}
-		if !send("response.output_item.done", map[string]any{"output_index": i, "item": r.full(i)}) {
+		if !send("response.output_item.done", "output_index", i, "item", r.full(i)) {
 			return
 		}
 	}
@@ -520,7 +471,7 @@ func (r *responsesAnswer) stream(final map[string]any) {
 	if r.status == "incomplete" {
 		last = "response.incomplete"
 	}
-	send(last, map[string]any{"response": final})
+	send(last, "response", final)
 }
 
 // serveResponseByID answers GET (the stored response), DELETE (a deletion
@@ -533,18 +484,16 @@ func (c *call) serveResponseByID() {
 		r, ok := c.h.lookupResponse(id)
 		switch {
 		case !ok:
-		case r.body["background"] != true:
+		case r.body.get("background") != true:
 			c.fail(http.StatusBadRequest, "", "Only responses created with background=true can be cancelled.", "")
 			return
 		default:
-			cancelled := copyMap(r.body)
-			cancelled["status"] = "cancelled"
-			c.ok(cancelled, "  ")
+			c.ok(r.body.with("status", "cancelled"), "  ")
 			return
 		}
 	} else if c.ep == epResponseDelete {
 		if c.h.deleteResponse(id) {
-			c.ok(map[string]any{"id": id, "object": "response", "deleted": true}, "  ")
+			c.ok(fields("id", id, "object", "response", "deleted", true), "  ")
 			return
 		}
 	} else if r, ok := c.h.lookupResponse(id); ok {

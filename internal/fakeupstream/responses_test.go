@@ -2,6 +2,7 @@ package fakeupstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -102,6 +103,11 @@ func TestResponsesPlain(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
+	if !strings.HasPrefix(string(b), "{\n  \"id\": \"resp_") || !strings.Contains(string(b), `"content": [
+        {
+          "type": "output_text",`) {
+		t.Fatalf("not in the API's member order:\n%s", b)
+	}
 	m := obj(t, b)
 	for k, want := range map[string]any{"object": "response", "status": "completed", "model": "gpt-4.1-mini",
 		"incomplete_details": nil, "previous_response_id": nil, "temperature": 0.0, "instructions": "Be brief.", "error": nil} {
@@ -164,6 +170,12 @@ func TestResponsesStreamMatchesPlain(t *testing.T) {
 		t.Fatalf("content-type %q", resp.Header.Get("Content-Type"))
 	}
 	rs := assembleResponses(t, b)
+	// Members in the API's order: type and sequence_number first.
+	for i, ev := range parseSSE(t, b) {
+		if prefix := fmt.Sprintf(`{"type":%q,"sequence_number":%d,`, ev.name, i); !strings.HasPrefix(ev.data, prefix) {
+			t.Fatalf("event %d does not start with %s: %s", i, prefix, ev.data)
+		}
+	}
 	want := []string{"created", "in_progress", "output_item.added", "content_part.added"}
 	for range textPieces("Echo: Tell me a story please") {
 		want = append(want, "output_text.delta")

@@ -109,3 +109,14 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+func TestObject(t *testing.T) {
+	o := fields("b", 1, "a", "x<y")
+	p := o.with("b", 2).with("c", fields())
+	if got := string(marshal(p, "")); got != `{"b":2,"a":"x<y","c":{}}` {
+		t.Fatalf("got %s", got)
+	}
+	if string(marshal(o, "")) != `{"b":1,"a":"x<y"}` || o.get("a") != "x<y" || o.get("z") != nil {
+		t.Fatal("with changed the original, or get is wrong")
+	}
+}
