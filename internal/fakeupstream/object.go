@@ -1,9 +1,6 @@
 package fakeupstream
 
-import (
-	"bytes"
-	"fmt"
-)
+import "bytes"
 
 // object is a JSON object that keeps its members in the order they were
 // given (the provider's own order), where a map would sort them.
@@ -65,6 +62,3 @@ func (o object) MarshalJSON() ([]byte, error) {
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
-
-// String is the compact JSON (for test failures).
-func (o object) String() string { return fmt.Sprintf("%s", marshal(o, "")) }
