@@ -97,19 +97,15 @@ func (c *call) serveEmbeddings(body []byte) {
 		}
 		dims = *req.Dimensions
 	}
-	data := make([]map[string]any, len(texts))
+	data := make([]any, len(texts))
 	for i, t := range texts {
 		v := c.embedding(req.Model, t, dims)
 		var emb any = v
 		if format == "base64" {
 			emb = float32Base64(v)
 		}
-		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": emb}
+		data[i] = fields("object", "embedding", "index", i, "embedding", emb)
 	}
-	c.ok(map[string]any{
-		"object": "list",
-		"data":   data,
-		"model":  c.model(req.Model),
-		"usage":  map[string]any{"prompt_tokens": tokens, "total_tokens": tokens},
-	}, "  ")
+	c.ok(fields("object", "list", "data", data, "model", c.model(req.Model),
+		"usage", fields("prompt_tokens", tokens, "total_tokens", tokens)), "  ")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,9 @@ func TestEmbeddingsFloatAndBase64(t *testing.T) {
 	resp, b := do(t, s.URL+"/v1/embeddings", `{"model":"text-embedding-3-small","input":["The food was delicious","and the waiter"]}`, openAIAuth)
 	if resp.StatusCode != 200 {
 		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if !strings.HasPrefix(string(b), "{\n  \"object\": \"list\",\n  \"data\": [\n    {\n      \"object\": \"embedding\",\n      \"index\": 0,") {
+		t.Fatalf("not in the API's member order: %.120s", b)
 	}
 	m := obj(t, b)
 	if get(t, m, "object") != "list" || get(t, m, "model") != "text-embedding-3-small" ||

@@ -79,16 +79,29 @@ func (c *call) createdAt() string {
 	return time.Unix(c.stamp(), 123456789).UTC().Format(time.RFC3339Nano)
 }
 
-// ollamaMetrics are the counters of a done line, durations derived from them.
-func ollamaMetrics(prompt, eval int) map[string]any {
-	return map[string]any{
-		"total_duration":       int64(1_000_000 + 250_000*(prompt+eval)),
-		"load_duration":        int64(500_000),
-		"prompt_eval_count":    prompt,
-		"prompt_eval_duration": int64(100_000 * prompt),
-		"eval_count":           eval,
-		"eval_duration":        int64(150_000 * eval),
+// ollamaMetrics are the counters of a done line, durations derived from
+// them, in Ollama's order.
+func ollamaMetrics(prompt, eval int) object {
+	return fields(
+		"total_duration", int64(1_000_000+250_000*(prompt+eval)),
+		"load_duration", int64(500_000),
+		"prompt_eval_count", prompt,
+		"prompt_eval_duration", int64(100_000*prompt),
+		"eval_count", eval,
+		"eval_duration", int64(150_000*eval))
+}
+
+// assistant is an Ollama chat message; empty thinking and tool calls are
+// omitted, as Ollama does.
+func assistant(content, thinking string, calls []any) object {
+	m := fields("role", "assistant", "content", content)
+	if thinking != "" {
+		m = m.with("thinking", thinking)
 	}
+	if len(calls) > 0 {
+		m = m.with("tool_calls", calls)
+	}
+	return m
 }
 
 // ollamaStream writes NDJSON lines.
@@ -144,56 +157,44 @@ func (c *call) serveOllamaChat(body []byte) {
 	if thinks(req.Think) {
 		thinking = "Thinking about: " + lastUser
 	}
-	var calls []map[string]any
+	var calls []any
 	for i, tc := range a.calls {
-		calls = append(calls, map[string]any{
-			"id":       tc.id,
-			"function": map[string]any{"index": i, "name": tc.name, "arguments": json.RawMessage(tc.args)},
-		})
+		calls = append(calls, fields("id", tc.id,
+			"function", fields("index", i, "name", tc.name, "arguments", json.RawMessage(tc.args))))
 	}
 	reason := "stop"
 	if a.truncated {
 		reason = "length"
 	}
 	model := c.model(req.Model)
-	line := func(msg map[string]any, done bool) map[string]any {
-		m := map[string]any{"model": model, "created_at": c.createdAt(), "message": msg, "done": done}
+	line := func(msg object, done bool) object {
+		m := fields("model", model, "created_at", c.createdAt(), "message", msg, "done", done)
 		if done {
-			m["done_reason"] = reason
-			for k, v := range ollamaMetrics(a.promptTokens, a.completionTokens+words(thinking)) {
-				m[k] = v
-			}
+			m = append(m.with("done_reason", reason), ollamaMetrics(a.promptTokens, a.completionTokens+words(thinking))...)
 		}
 		return m
 	}
 	if req.Stream != nil && !*req.Stream {
-		msg := map[string]any{"role": "assistant", "content": a.text}
-		if thinking != "" {
-			msg["thinking"] = thinking
-		}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		c.ok(line(msg, true), "")
+		c.ok(line(assistant(a.text, thinking, calls), true), "")
 		return
 	}
 	s := c.ollamaStream()
 	for _, p := range textPieces(thinking) {
-		if s.sendLine(line(map[string]any{"role": "assistant", "content": "", "thinking": p}, false)) != nil {
+		if s.sendLine(line(assistant("", p, nil), false)) != nil {
 			return
 		}
 	}
 	for _, p := range textPieces(a.text) {
-		if s.sendLine(line(map[string]any{"role": "assistant", "content": p}, false)) != nil {
+		if s.sendLine(line(assistant(p, "", nil), false)) != nil {
 			return
 		}
 	}
 	if len(calls) > 0 {
-		if s.sendLine(line(map[string]any{"role": "assistant", "content": "", "tool_calls": calls}, false)) != nil {
+		if s.sendLine(line(assistant("", "", calls), false)) != nil {
 			return
 		}
 	}
-	_ = s.sendLine(line(map[string]any{"role": "assistant", "content": ""}, true))
+	_ = s.sendLine(line(assistant("", "", nil), true))
 }
 
 func (c *call) serveOllamaGenerate(body []byte) {
@@ -208,7 +209,7 @@ func (c *call) serveOllamaGenerate(body []byte) {
 	model := c.model(req.Model)
 	if req.Prompt == "" {
 		// Ollama loads the model and answers at once.
-		c.ok(map[string]any{"model": model, "created_at": c.createdAt(), "response": "", "done": true, "done_reason": "load"}, "")
+		c.ok(fields("model", model, "created_at", c.createdAt(), "response", "", "done", true, "done_reason", "load"), "")
 		return
 	}
 	a := c.textAnswer(echoText(req.Prompt), req.Options.numPredict())
@@ -221,21 +222,18 @@ func (c *call) serveOllamaGenerate(body []byte) {
 	if a.truncated {
 		reason = "length"
 	}
-	line := func(resp, think string, done bool) map[string]any {
-		m := map[string]any{"model": model, "created_at": c.createdAt(), "response": resp, "done": done}
+	line := func(resp, think string, done bool) object {
+		m := fields("model", model, "created_at", c.createdAt(), "response", resp)
 		if think != "" {
-			m["thinking"] = think
+			m = m.with("thinking", think)
 		}
+		m = m.with("done", done)
 		if done {
-			m["done_reason"] = reason
 			ctx := make([]int, a.promptTokens+a.completionTokens)
 			for i := range ctx {
 				ctx[i] = 1000 + i
 			}
-			m["context"] = ctx
-			for k, v := range ollamaMetrics(a.promptTokens, a.completionTokens+words(thinking)) {
-				m[k] = v
-			}
+			m = append(m.with("done_reason", reason).with("context", ctx), ollamaMetrics(a.promptTokens, a.completionTokens+words(thinking))...)
 		}
 		return m
 	}
@@ -288,11 +286,7 @@ func (c *call) serveOllamaEmbed(body []byte) {
 		tokens += words(t)
 		out[i] = c.embedding(req.Model, strings.TrimSpace(t), dims)
 	}
-	m := map[string]any{"model": c.model(req.Model), "embeddings": out}
-	for k, v := range ollamaMetrics(tokens, 0) {
-		if k == "total_duration" || k == "load_duration" || k == "prompt_eval_count" {
-			m[k] = v
-		}
-	}
-	c.ok(m, "")
+	met := ollamaMetrics(tokens, 0)
+	c.ok(fields("model", c.model(req.Model), "embeddings", out, "total_duration", met.get("total_duration"),
+		"load_duration", met.get("load_duration"), "prompt_eval_count", tokens), "")
 }

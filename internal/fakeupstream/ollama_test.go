@@ -18,6 +18,9 @@ func TestOllamaChatStreamMatchesPlain(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
 		t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
+	if !strings.HasPrefix(string(b), `{"model":"llama3.2","created_at":"2026-01-01T00:00:00.123456789Z","message":{"role":"assistant","content":"Echo:"},"done":false}`+"\n") {
+		t.Fatalf("first line not in Ollama's member order: %s", b)
+	}
 	lines := parseNDJSON(t, b)
 	var text strings.Builder
 	for i, l := range lines {
