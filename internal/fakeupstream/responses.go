@@ -28,7 +28,7 @@ import (
 type responsesRequest struct {
 	Model        string          `json:"model"`
 	Input        json.RawMessage `json:"input"`
-	Instructions *string         `json:"instructions"`
+	Instructions json.RawMessage `json:"instructions"` // a string (or items)
 	Tools        []struct {
 		Type       string          `json:"type"`
 		Name       string          `json:"name"`
@@ -203,10 +203,7 @@ func (c *call) serveResponses(body []byte) {
 			"Invalid type for 'input': expected one of a string or an array of input items.", "input")
 		return
 	}
-	prompt := 0
-	if req.Instructions != nil {
-		prompt += words(*req.Instructions)
-	}
+	prompt := words(contentText(req.Instructions, false))
 	for _, t := range all {
 		prompt += words(t)
 	}
@@ -378,7 +375,7 @@ func (r *responsesAnswer) response(status string, done bool) object {
 		"background", req.Background,
 		"error", nil,
 		"incomplete_details", incomplete,
-		"instructions", ptrOr(req.Instructions, nil),
+		"instructions", rawOr(req.Instructions, nil),
 		"max_output_tokens", ptrOr(req.MaxOutputTokens, nil),
 		"max_tool_calls", nil,
 		"model", r.c.model(req.Model),
