@@ -61,6 +61,23 @@ func TestFakeUpstreamSDKs(t *testing.T) {
 	}
 }
 
+// With minted ids (as the real API: every call a new id) a Responses chain
+// still works through the SDK.
+func TestFakeUpstreamSDKsMintedIDs(t *testing.T) {
+	srv, err := fakeupstream.Start(fakeupstream.Options{MintIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	responsesToolChain(t, srv.URL)
+	client := openAIClient(srv.URL)
+	first, err1 := client.Responses.New(context.Background(), responsesParams("plain"))
+	second, err2 := client.Responses.New(context.Background(), responsesParams("plain"))
+	if err1 != nil || err2 != nil || first.ID == second.ID || first.OutputText() != second.OutputText() {
+		t.Fatalf("ids %q %q (%v %v)", first.ID, second.ID, err1, err2)
+	}
+}
+
 func echo(mode string) string { return "Echo: " + scenario.Prompt(mode) }
 
 func words(s string) int64 { return int64(len(strings.Fields(s))) }
