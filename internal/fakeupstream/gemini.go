@@ -67,6 +67,16 @@ type geminiRequest struct {
 	} `json:"generationConfig"`
 }
 
+// decodeGemini decodes a Gemini request body into req; false when it
+// answered 400.
+func (c *call) decodeGemini(body []byte, req any) bool {
+	if err := json.Unmarshal(body, req); err != nil {
+		c.fail(http.StatusBadRequest, "", "Invalid JSON payload received. "+err.Error(), "")
+		return false
+	}
+	return true
+}
+
 // geminiText joins the text parts of a content (thoughts excluded).
 func geminiText(c *geminiContent) string {
 	if c == nil {
@@ -127,8 +137,7 @@ type geminiFnCall struct {
 
 func (c *call) serveGeminiGenerate(body []byte) {
 	var req geminiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.fail(http.StatusBadRequest, "", "Invalid JSON payload received. "+err.Error(), "")
+	if !c.decodeGemini(body, &req) {
 		return
 	}
 	if len(req.Contents) == 0 {
@@ -390,8 +399,7 @@ func (c *call) serveGeminiEmbed(body []byte) {
 	var reqs []geminiEmbedRequest
 	if c.ep == epGeminiEmbed {
 		var one geminiEmbedRequest
-		if err := json.Unmarshal(body, &one); err != nil {
-			c.fail(http.StatusBadRequest, "", "Invalid JSON payload received. "+err.Error(), "")
+		if !c.decodeGemini(body, &one) {
 			return
 		}
 		reqs = []geminiEmbedRequest{one}
@@ -399,8 +407,7 @@ func (c *call) serveGeminiEmbed(body []byte) {
 		var batch struct {
 			Requests []geminiEmbedRequest `json:"requests"`
 		}
-		if err := json.Unmarshal(body, &batch); err != nil {
-			c.fail(http.StatusBadRequest, "", "Invalid JSON payload received. "+err.Error(), "")
+		if !c.decodeGemini(body, &batch) {
 			return
 		}
 		if len(batch.Requests) == 0 {

@@ -113,8 +113,14 @@ func (c *call) ollamaStream() *stream {
 
 func (s *stream) sendLine(v any) error { return s.write(append(marshal(v, ""), '\n')) }
 
-func (c *call) ollamaModel(model string) bool {
-	if model == "" {
+// decodeOllama decodes an Ollama request body into req and requires its
+// model (*model, a field of req); false when it answered 400.
+func (c *call) decodeOllama(body []byte, req any, model *string) bool {
+	if err := json.Unmarshal(body, req); err != nil {
+		c.fail(http.StatusBadRequest, "", "invalid request body: "+err.Error(), "")
+		return false
+	}
+	if *model == "" {
 		c.fail(http.StatusBadRequest, "", "model is required", "")
 		return false
 	}
@@ -123,11 +129,7 @@ func (c *call) ollamaModel(model string) bool {
 
 func (c *call) serveOllamaChat(body []byte) {
 	var req ollamaChatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.fail(http.StatusBadRequest, "", "invalid request body: "+err.Error(), "")
-		return
-	}
-	if !c.ollamaModel(req.Model) {
+	if !c.decodeOllama(body, &req, &req.Model) {
 		return
 	}
 	prompt := 0
@@ -199,11 +201,7 @@ func (c *call) serveOllamaChat(body []byte) {
 
 func (c *call) serveOllamaGenerate(body []byte) {
 	var req ollamaGenerateRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.fail(http.StatusBadRequest, "", "invalid request body: "+err.Error(), "")
-		return
-	}
-	if !c.ollamaModel(req.Model) {
+	if !c.decodeOllama(body, &req, &req.Model) {
 		return
 	}
 	model := c.model(req.Model)
@@ -257,11 +255,7 @@ func (c *call) serveOllamaGenerate(body []byte) {
 
 func (c *call) serveOllamaEmbed(body []byte) {
 	var req ollamaEmbedRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.fail(http.StatusBadRequest, "", "invalid request body: "+err.Error(), "")
-		return
-	}
-	if !c.ollamaModel(req.Model) {
+	if !c.decodeOllama(body, &req, &req.Model) {
 		return
 	}
 	var texts []string
