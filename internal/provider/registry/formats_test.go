@@ -74,7 +74,7 @@ func TestFormatsAreConsistent(t *testing.T) {
 func TestUsageInjectionIsACapability(t *testing.T) {
 	for _, f := range registry.Formats() {
 		inj, ok := f.(provider.UsageInjector)
-		want := f.Provider() == provider.OpenAI
+		want := f.Endpoint() == provider.ChatCompletions || f.Endpoint() == provider.Completions
 		if ok != want {
 			t.Errorf("%s %s: UsageInjector = %v, want %v", f.Provider(), f.Endpoint(), ok, want)
 		}
