@@ -215,11 +215,11 @@ func TestBrokenStreams(t *testing.T) {
 		stream string
 		want   error
 	}{
-		"no terminal event":  {cut, provider.ErrBrokenStream},
-		"error event":        {cut + "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\",\"sequence_number\":9}\n\n", provider.ErrStreamError},
-		"response.failed ok": {cut + "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"r\",\"status\":\"failed\"}}\n\n", nil},
-		"not json":           {"event: response.created\ndata: {oops\n\n", provider.ErrMalformed},
-		"not an object":      {"event: response.created\ndata: [1]\n\n", provider.ErrMalformed},
+		"no terminal event":         {cut, provider.ErrBrokenStream},
+		"error event":               {cut + "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\",\"sequence_number\":9}\n\n", provider.ErrStreamError},
+		"response.failed ok":        {cut + "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"r\",\"status\":\"failed\"}}\n\n", nil},
+		"not json":                  {"event: response.created\ndata: {oops\n\n", provider.ErrMalformed},
+		"not an object":             {"event: response.created\ndata: [1]\n\n", provider.ErrMalformed},
 		"terminal without response": {cut + "event: response.completed\ndata: {\"type\":\"response.completed\"}\n\n", provider.ErrMalformed},
 	}
 	for name, c := range cases {
