@@ -24,6 +24,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
 	"github.com/traceforge/traceforge/internal/provider/openai/responses"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -38,6 +39,7 @@ var formats = []provider.Format{
 	completions.New(),
 	messages.New(),
 	responses.New(),
+	embeddings.New(),
 }
 
 // Formats returns the registered formats in lookup order. The slice must not
