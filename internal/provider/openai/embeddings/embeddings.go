@@ -8,7 +8,6 @@ package embeddings
 import (
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 	"time"
 
@@ -58,9 +57,10 @@ func (Format) NormalizeStored(request map[string]any) {
 	}
 }
 
-// KeyRequest is a copy of the request: embeddings have no key-only rule.
+// KeyRequest is the request without stream fields (the rule every format
+// shares; an embeddings request has none), a copy.
 func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[string]any {
-	return maps.Clone(request)
+	return provider.WithoutStream(request)
 }
 
 // LiveBody is the request without stream fields (an embeddings request has none).
