@@ -21,10 +21,10 @@ type Item struct {
 	// KeyContext resolves a Responses previous_response_id (nil = none).
 	KeyContext *provider.KeyContext
 	Request    map[string]any
-	Headers  map[string]any
-	Response snapshot.Response
-	Source   source.Source
-	Time     time.Time
+	Headers    map[string]any
+	Response   snapshot.Response
+	Source     source.Source
+	Time       time.Time
 }
 
 // BaseTime is the timestamp of generated records.
