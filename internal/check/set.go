@@ -8,7 +8,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -208,35 +207,11 @@ func checkManifest(st *snapshot.Store, display string, res *SetResult, have bool
 		f := readFinding(mdisp, err)
 		return Findings{f}
 	}
-	v, err := snapshot.Decode(data)
-	if err != nil {
-		f := Finding{File: mdisp, Rule: RuleJSON, Severity: Error, Message: err.Error(), Fix: "run: traceforge snapshot reindex"}
-		var de *snapshot.DecodeError
-		if errors.As(err, &de) {
-			f.Pointer = de.Pointer
-			f.Message = fmt.Sprintf("%s at line %d, column %d", de.Reason, de.Line, de.Column)
-		}
-		return Findings{f}
-	}
-	doc, _ := v.(map[string]any)
-	if ver, ok := doc["version"].(string); ok {
-		if f := VersionFinding(mdisp, "/version", ver, opts); f != nil {
-			return Findings{*f}
-		}
-	}
-	var fs Findings
-	for _, vi := range schema.ValidateManifest(v) {
-		fs = append(fs, Finding{File: mdisp, Pointer: vi.Pointer, Rule: RuleSchema, Severity: Error, Message: vi.Reason, Fix: "run: traceforge snapshot reindex"})
-	}
-	if len(fs) > 0 {
+	m, fs := ParseManifest(mdisp, data, opts)
+	if m == nil {
 		return fs
 	}
-	m := snapshot.ManifestFromValue(doc)
 	res.Manifest = m
-	if h, err := snapshot.DocumentHash(doc); err == nil && h != m.Hash {
-		fs = append(fs, Finding{File: mdisp, Pointer: "/hash", Rule: RuleManifestHash, Severity: Error,
-			Message: fmt.Sprintf("manifest hash mismatch: stored %s, computed %s", m.Hash, h), Fix: "run: traceforge snapshot reindex"})
-	}
 	seenID := map[string]int{}
 	inManifest := map[string]bool{}
 	for i, e := range m.Entries {
