@@ -133,7 +133,7 @@ type Line struct {
 }
 
 // context is the unchanged lines shown around a change.
-const context = 3
+const contextLines = 3
 
 // sideBySide aligns two texts line by line.
 func sideBySide(d Diff) []Line {
@@ -193,7 +193,7 @@ func collapse(lines []Line) []Line {
 	near := make([]bool, len(lines))
 	for i, l := range lines {
 		if l.Kind != "eq" {
-			for j := max(0, i-context); j <= min(len(lines)-1, i+context); j++ {
+			for j := max(0, i-contextLines); j <= min(len(lines)-1, i+contextLines); j++ {
 				near[j] = true
 			}
 		}
