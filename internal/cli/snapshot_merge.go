@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -68,7 +66,7 @@ const mergeHint = "resolve the snapshot files Git lists as conflicted, then run:
 
 func mergeManifestRun(o *mergeManifestOptions) error {
 	read := func(side, p string, emptyOK bool) (*snapshot.Manifest, error) {
-		data, err := readCapped(p, snapshot.MaxManifestSize)
+		data, err := (&snapshot.Store{Dir: filepath.Dir(p)}).ReadRel(filepath.Base(p), snapshot.MaxManifestSize)
 		if err != nil {
 			return nil, usageErr("pass three manifest files: BASE OURS THEIRS (Git's %O %A %B)", "%s manifest: %v", side, err)
 		}
@@ -119,21 +117,4 @@ func mergeManifestRun(o *mergeManifestOptions) error {
 	}
 	fmt.Fprintf(o.IO.ErrOut, "traceforge: merged manifest.json: %d snapshot(s)\n", len(merged.Entries))
 	return nil
-}
-
-// readCapped reads at most limit bytes of a file, refusing larger ones.
-func readCapped(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: %w: the limit is %d bytes", p, snapshot.ErrTooLarge, limit)
-	}
-	return data, nil
 }
