@@ -49,7 +49,7 @@ func (r *Report) row(it *Item) htmlreport.Row {
 	}
 	switch it.Status {
 	case Changed:
-		row.Verdict, row.Tone = VerdictChanged, htmlreport.Warn
+		row.Verdict, row.Tone, row.Open = VerdictChanged, htmlreport.Warn, true
 		if len(it.Failing) > 0 {
 			row.Verdict, row.Tone, row.Open = VerdictFails, htmlreport.Fail, true
 		}

@@ -211,3 +211,38 @@ func TestGitEdges(t *testing.T) {
 		t.Errorf("unreadable file not reported as failing: %+v", rep.Items)
 	}
 }
+
+// The HTML page carries a row per item with its verdict, classes and diffs.
+func TestPage(t *testing.T) {
+	repo, dir := scenario(t)
+	rep := compare(t, repo, dir, "HEAD", change.DefaultFailOn())
+	p := rep.Page()
+	verdicts := map[string]int{}
+	for _, r := range p.Rows {
+		verdicts[r.Verdict]++
+		if r.Verdict == VerdictFails {
+			var failTag bool
+			for _, tag := range r.Tags {
+				failTag = failTag || tag.Tone == "fail"
+			}
+			if !failTag || !r.Open {
+				t.Errorf("failing row %s: tags %v open %v", r.Title, r.Tags, r.Open)
+			}
+		}
+	}
+	if want := map[string]int{"fails": 3, "changed": 2, "added": 1, "removed": 1}; !reflect.DeepEqual(verdicts, want) {
+		t.Errorf("verdicts = %v, want %v", verdicts, want)
+	}
+	if p.Summary[0].Label != "failing" || p.Summary[0].N != 3 {
+		t.Errorf("summary = %+v", p.Summary)
+	}
+	var b bytes.Buffer
+	if err := rep.Write(&b, "html"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<del>Friday</del>", "<ins>Thursday</ins>", `data-verdict="removed"`, "weather({&#34;city&#34;:&#34;Lyon&#34;})"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
