@@ -87,7 +87,7 @@ func initRun(o *initOptions) error {
 	name := filepath.Base(dir)
 	out := o.IO.Out
 	rel := func(p string) string {
-		if r, err := filepath.Rel(o.IO.workDir(), p); err == nil && !strings.HasPrefix(r, "..") {
+		if r, err := filepath.Rel(o.IO.workDir(), p); err == nil {
 			return filepath.ToSlash(r)
 		}
 		return p
@@ -159,7 +159,7 @@ func initRun(o *initOptions) error {
 	if o.CI == "github" {
 		wf := filepath.Join(top, ".github", "workflows", "traceforge.yml")
 		sub, _ := filepath.Rel(top, root)
-		if err := put(wf, []byte(githubWorkflow(root, filepath.ToSlash(sub), o.Global.Dir))); err != nil {
+		if err := put(wf, []byte(githubWorkflow(root, filepath.ToSlash(sub), name))); err != nil {
 			return err
 		}
 	}

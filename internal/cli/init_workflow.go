@@ -9,7 +9,7 @@ import (
 
 // githubWorkflow is the workflow `init --ci github` writes. root is the
 // project root, sub its path inside the repository ("." at the top) and dir
-// the --dir flag as given. The test command is the one the project's build
+// the snapshot folder's name inside root. The test command is the one the project's build
 // files suggest (go.mod: go test ./...; package.json: npm test; Python:
 // pytest); otherwise a placeholder the workflow tells you to replace.
 func githubWorkflow(root, sub, dir string) string {
@@ -46,7 +46,7 @@ func githubWorkflow(root, sub, dir string) string {
 		install = v
 	}
 	flags := ""
-	if dir != "" {
+	if dir != DefaultDir {
 		flags = " --dir " + dir
 	}
 	prefix := ""
