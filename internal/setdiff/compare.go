@@ -38,6 +38,9 @@ type Item struct {
 	Notes []string
 	// Problem is why an Unreadable file cannot be compared.
 	Problem string
+	// Replaces is, for an added snapshot, the removed one made from the same
+	// source line: most likely the same call with a changed request.
+	Replaces *snapshot.Record
 }
 
 // Record returns the side that exists (the new one when both do).
@@ -116,6 +119,7 @@ func Compare(old, new *Set, dir string, failOn []change.Class) *Report {
 			r.Items = append(r.Items, compareOne(rel, o, n, failOn))
 		}
 	}
+	pairReplacements(r.Items)
 	sort.Slice(r.Items, func(i, j int) bool {
 		a, b := r.Items[i], r.Items[j]
 		if a.Status != b.Status {
@@ -162,4 +166,35 @@ func sameJSON(a, b any) bool {
 	ca, err1 := snapshot.Canonical(a)
 	cb, err2 := snapshot.Canonical(b)
 	return err1 == nil && err2 == nil && string(ca) == string(cb)
+}
+
+// pairReplacements links an added snapshot to the removed one when they are
+// the only added and removed snapshots of one provider and source: a
+// changed request gives a new id, so the same call shows as removed + added.
+func pairReplacements(items []Item) {
+	type key struct {
+		provider string
+		src      snapshot.Source
+	}
+	added, removed := map[key][]int{}, map[key][]int{}
+	for i, it := range items {
+		switch it.Status {
+		case Added:
+			k := key{it.New.Provider, it.New.Source}
+			added[k] = append(added[k], i)
+		case Removed:
+			k := key{it.Old.Provider, it.Old.Source}
+			removed[k] = append(removed[k], i)
+		}
+	}
+	for k, as := range added {
+		rs := removed[k]
+		if len(as) != 1 || len(rs) != 1 {
+			continue
+		}
+		a, r := &items[as[0]], &items[rs[0]]
+		a.Replaces = r.Old
+		a.Notes = append(a.Notes, "replaces "+r.File+" (same source; the request changed)")
+		r.Notes = append(r.Notes, "replaced by "+a.File+" (same source; the request changed)")
+	}
 }

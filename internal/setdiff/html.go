@@ -76,11 +76,23 @@ func (r *Report) row(it *Item) htmlreport.Row {
 		}
 	case Added:
 		row.Verdict, row.Tone = string(Added), htmlreport.Info
+		for _, n := range it.Notes {
+			row.Facts = append(row.Facts, htmlreport.Fact{Label: "note", Value: red(n)})
+		}
+		if old := it.Replaces; old != nil {
+			row.Diffs = append(row.Diffs,
+				htmlreport.Diff{Title: "request (replaced snapshot → this one)", OldLabel: old.ID, NewLabel: rec.ID, Old: red(pretty(old.Request)), New: red(pretty(rec.Request))},
+				htmlreport.Diff{Title: "answer (replaced snapshot → this one)", OldLabel: old.ID, NewLabel: rec.ID, Old: red(old.Response.Content), New: red(rec.Response.Content)})
+			break
+		}
 		row.Diffs = append(row.Diffs,
 			htmlreport.Diff{Title: "answer", OldLabel: r.From, NewLabel: r.To, New: red(rec.Response.Content)},
 			htmlreport.Diff{Title: "request", OldLabel: r.From, NewLabel: r.To, New: red(pretty(rec.Request))})
 	case Removed:
 		row.Verdict, row.Tone = string(Removed), htmlreport.Neutral
+		for _, n := range it.Notes {
+			row.Facts = append(row.Facts, htmlreport.Fact{Label: "note", Value: red(n)})
+		}
 		row.Diffs = append(row.Diffs,
 			htmlreport.Diff{Title: "answer", OldLabel: r.From, NewLabel: r.To, Old: red(rec.Response.Content)},
 			htmlreport.Diff{Title: "request", OldLabel: r.From, NewLabel: r.To, Old: red(pretty(rec.Request))})

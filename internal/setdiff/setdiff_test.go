@@ -150,6 +150,12 @@ func TestCompareClassifiesEveryChange(t *testing.T) {
 	if statuses[Changed] != 5 || statuses[Added] != 1 || statuses[Removed] != 1 || rep.Unchanged != 0 {
 		t.Errorf("statuses = %v, unchanged %d", statuses, rep.Unchanged)
 	}
+	// The added and the removed call share their source: shown as a replacement.
+	for _, it := range rep.Items {
+		if it.Status == Added && (it.Replaces == nil || it.Replaces.Response.Content != "Summary: This call is gone") {
+			t.Errorf("added item does not replace the removed one: %+v", it.Replaces)
+		}
+	}
 	// Whitespace and a pure source move do not fail by default; the other three do.
 	if n := len(rep.Failing()); n != 3 {
 		t.Errorf("failing = %d, want 3", n)

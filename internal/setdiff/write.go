@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Formats lists the report formats Write accepts.
@@ -264,6 +265,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 			what = md(it.Problem)
 		default:
 			what = md(preview(it.Record().Response.Content))
+			if it.Replaces != nil {
+				what = "replaces " + code(snapshot.RelPath(it.Replaces.Provider, it.Replaces.ID)) + " (request changed): " + what
+			}
 		}
 		src := ""
 		if rec := it.Record(); rec != nil {
