@@ -59,6 +59,25 @@ func (e *Error) Hint() string { return e.hint }
 // A bad config is an *Error wrapping check.ErrConfig. The folder need not
 // exist (record creates it); Require says whether it does.
 func Open(dir string, o Options) (*Project, error) {
+	p, err := Locate(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := check.LoadConfig(p.Root)
+	if err != nil {
+		if errors.Is(err, check.ErrConfig) {
+			return nil, &Error{Err: err, hint: "fix " + check.ConfigName + " (see docs/format.md, \"Policy config\")"}
+		}
+		return nil, err
+	}
+	p.Config = cfg
+	return p, nil
+}
+
+// Locate resolves the snapshot folder, project root and display name like
+// Open, without reading the config (Config is nil): for init, which writes
+// the config rather than obeying it.
+func Locate(dir string, o Options) (*Project, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
@@ -78,16 +97,7 @@ func Open(dir string, o Options) (*Project, error) {
 		dir = filepath.Join(base, dir)
 	}
 	dir = filepath.Clean(dir)
-	p := &Project{Dir: dir, Root: filepath.Dir(dir), Display: display, Store: &snapshot.Store{Dir: dir}}
-	cfg, err := check.LoadConfig(p.Root)
-	if err != nil {
-		if errors.Is(err, check.ErrConfig) {
-			return nil, &Error{Err: err, hint: "fix " + check.ConfigName + " (see docs/format.md, \"Policy config\")"}
-		}
-		return nil, err
-	}
-	p.Config = cfg
-	return p, nil
+	return &Project{Dir: dir, Root: filepath.Dir(dir), Display: display, Store: &snapshot.Store{Dir: dir}}, nil
 }
 
 // Require returns an *Error wrapping ErrNoFolder when the folder does not
