@@ -33,7 +33,8 @@ type AllowSecret struct {
 type Config struct {
 	Exceptions   []Exception
 	AllowSecrets []AllowSecret
-	Path         string // where it was read from ("" = no file)
+	Prices       map[string]Price // USD per 1M tokens by model (snapshot stats)
+	Path         string           // where it was read from ("" = no file)
 }
 
 // ErrConfig wraps every configuration problem (exit 2).
@@ -141,8 +142,12 @@ func ParseConfig(data []byte) (*Config, error) {
 				}
 				cfg.AllowSecrets = append(cfg.AllowSecrets, AllowSecret{Pointer: ptr, SHA256: strings.ToLower(sum)})
 			}
+		case "prices":
+			if cfg.Prices, err = parsePrices(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, prices)", k)
 		}
 	}
 	return cfg, nil

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+func init() {
+	snapshotSubcommands = append(snapshotSubcommands, func(io *IOStreams, g *globalOptions) *cobra.Command {
+		return newSnapshotStatsCmd(io, g, nil)
+	})
+}
+
+type statsOptions struct {
+	IO     *IOStreams
+	Global *globalOptions
+	By     string
+	Format string
+}
+
+func newSnapshotStatsCmd(io *IOStreams, g *globalOptions, runF func(*statsOptions) error) *cobra.Command {
+	o := &statsOptions{IO: io, Global: g}
+	cmd := &cobra.Command{
+		Use:   "stats [--by provider|model|source|endpoint] [--format text|json]",
+		Short: "Calls, tokens, latency, streamed share and cost of the recorded calls",
+		Long: `stats adds up the snapshot set: calls, input/output/total tokens (from each
+call's stored usage; tokens_used where only that exists), latency p50/p95/max
+(nearest rank), the share of streamed calls, and the cost where
+.traceforge.json has "prices" (USD per 1M tokens per model):
+
+  {"prices": {"gpt-4o-mini-2024-07-18": {"input": 0.15, "output": 0.6},
+              "claude-sonnet-4-5-20250929": {"input": 3, "output": 15,
+                                             "cache_read": 0.3, "cache_write": 3.75}}}
+
+Models are the served model (response.model), else the requested one; prices
+are looked up by that exact name. Anthropic cache tokens are not input tokens:
+they are listed apart and priced only with cache_read/cache_write prices.
+Tokens without a price are listed as unpriced, never guessed.
+
+stats reads only the fields it needs from each file and checks no hash: run
+traceforge verify for that.`,
+		Example: "  traceforge snapshot stats --by model\n  traceforge snapshot stats --by source --format json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
+			return statsRun(o)
+		},
+	}
+	cmd.Flags().StringVar(&o.By, "by", "model", "group by provider, model, source or endpoint")
+	cmd.Flags().StringVar(&o.Format, "format", "text", "text or json")
+	return cmd
+}
+
+func statsRun(o *statsOptions) error {
+	if !ledger.ValidGrouping(o.By) {
+		return usageErr("use --by "+strings.Join(ledger.Groupings, ", --by "), "unknown --by %q", o.By)
+	}
+	if o.Format != "text" && o.Format != "json" {
+		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
+	}
+	l, err := loadLedger(o.IO, o.Global, ledger.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	rep := ledger.Stats(l.entries, o.By, l.cfg.Prices)
+	var buf bytes.Buffer
+	if o.Format == "json" {
+		err = rep.WriteJSON(&buf)
+	} else {
+		err = rep.WriteText(&buf)
+	}
+	if err != nil {
+		return err
+	}
+	return l.finish(buf.Bytes())
+}
+
+// ledgerSet is a snapshot set read leanly for stats and tree.
+type ledgerSet struct {
+	io       *IOStreams
+	display  string
+	cfg      *check.Config
+	entries  []ledger.Entry
+	problems []ledger.Problem
+}
+
+// loadLedger reads the set in --dir with the lean reader (no schema, no hashes).
+func loadLedger(io *IOStreams, g *globalOptions, opts ledger.ReadOptions) (*ledgerSet, error) {
+	dir, display, root := g.resolveDir(io)
+	cfg, err := loadConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first, or point --dir at the folder")
+	}
+	entries, problems, err := ledger.Load(&snapshot.Store{Dir: dir}, opts)
+	if err != nil {
+		return nil, withCode(ExitFailed, fmt.Errorf("read %s: %w", display, err), "check the folder's permissions")
+	}
+	return &ledgerSet{io: io, display: display, cfg: cfg, entries: entries, problems: problems}, nil
+}
+
+// finish writes the rendered output (redacted) and fails when files were
+// left out: figures that silently skip files would be wrong.
+func (l *ledgerSet) finish(out []byte) error {
+	if _, err := l.io.Out.Write([]byte(check.Redact(string(out)))); err != nil {
+		return err
+	}
+	for _, p := range l.problems {
+		fmt.Fprintf(l.io.ErrOut, "left out %s: %s\n", path.Join(l.display, p.Rel), check.Redact(p.Err.Error()))
+	}
+	if n := len(l.problems); n > 0 {
+		return withCode(ExitFailed, fmt.Errorf("%d file(s) in %s could not be read and are not counted", n, l.display), "run traceforge verify to see what is wrong with them")
+	}
+	return nil
+}
+
