@@ -126,4 +126,3 @@ func (l *ledgerSet) finish(out []byte) error {
 	}
 	return nil
 }
-

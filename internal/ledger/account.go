@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"math"
+	"math/big"
 	"sort"
+	"strconv"
 
 	"github.com/traceforge/traceforge/internal/check"
 )
@@ -99,14 +101,19 @@ func (a *account) latencies() Latency {
 }
 
 // cost prices the account's tokens: Σ tokens ÷ 1e6 × price per kind, per
-// model. priced is false when no token had a price; unpriced lists what was
-// left out, by model and reason, sorted.
+// model, computed exactly (prices as the decimals written in the config)
+// and rounded half up to 6 decimals. priced is false when no token had a
+// price; unpriced lists what was left out, by model and reason, sorted.
 func (a *account) cost(prices map[string]check.Price) (usd float64, priced bool, unpriced []Unpriced) {
 	models := make([]string, 0, len(a.byModel))
 	for m := range a.byModel {
 		models = append(models, m)
 	}
 	sort.Strings(models)
+	sum := new(big.Rat)
+	add := func(tokens int64, price float64) {
+		sum.Add(sum, new(big.Rat).Mul(big.NewRat(tokens, 1e6), decimal(price)))
+	}
 	for _, m := range models {
 		t := a.byModel[m]
 		p, ok := prices[m]
@@ -116,20 +123,19 @@ func (a *account) cost(prices map[string]check.Price) (usd float64, priced bool,
 			}
 			continue
 		}
-		split := t.Input + t.Output
-		usd += float64(t.Input)/1e6*p.Input + float64(t.Output)/1e6*p.Output
+		priced = priced || t.Total > t.Unsplit || t.Total == 0
+		add(t.Input, p.Input)
+		add(t.Output, p.Output)
 		if t.CacheRead > 0 {
 			if p.CacheRead != nil {
-				usd += float64(t.CacheRead) / 1e6 * *p.CacheRead
-				split += t.CacheRead
+				add(t.CacheRead, *p.CacheRead)
 			} else {
 				unpriced = append(unpriced, Unpriced{Model: m, Tokens: t.CacheRead, Reason: ReasonNoCacheRead})
 			}
 		}
 		if t.CacheWrite > 0 {
 			if p.CacheWrite != nil {
-				usd += float64(t.CacheWrite) / 1e6 * *p.CacheWrite
-				split += t.CacheWrite
+				add(t.CacheWrite, *p.CacheWrite)
 			} else {
 				unpriced = append(unpriced, Unpriced{Model: m, Tokens: t.CacheWrite, Reason: ReasonNoCacheWrite})
 			}
@@ -137,12 +143,24 @@ func (a *account) cost(prices map[string]check.Price) (usd float64, priced bool,
 		if t.Unsplit > 0 {
 			unpriced = append(unpriced, Unpriced{Model: m, Tokens: t.Unsplit, Reason: ReasonNoBreakdown})
 		}
-		if split > 0 || t.Unsplit == 0 {
-			priced = true
-		}
 	}
-	return usd, priced, unpriced
+	return roundMicro(sum), priced, unpriced
 }
 
-// RoundUSD rounds a cost to 6 decimals, as JSON reports carry it.
-func RoundUSD(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }
+// decimal is a price as the decimal the config wrote (the shortest
+// representation of the float64 it was parsed into), exactly.
+func decimal(f float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return r
+}
+
+// roundMicro rounds a non-negative amount half up to 6 decimals.
+func roundMicro(r *big.Rat) float64 {
+	scaled := new(big.Rat).Mul(r, big.NewRat(1e6, 1))
+	num := new(big.Int).Mul(scaled.Num(), big.NewInt(2))
+	num.Add(num, scaled.Denom())
+	den := new(big.Int).Mul(scaled.Denom(), big.NewInt(2))
+	micros := new(big.Int).Quo(num, den)
+	f, _ := strconv.ParseFloat(micros.String()+"e-6", 64)
+	return f
+}

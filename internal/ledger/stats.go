@@ -67,8 +67,7 @@ func row(key string, a *account, prices map[string]check.Price) Row {
 	}
 	usd, priced, unpriced := a.cost(prices)
 	if priced {
-		c := RoundUSD(usd)
-		r.CostUSD = &c
+		r.CostUSD = &usd
 	}
 	r.unpriced = unpriced
 	for _, u := range unpriced {

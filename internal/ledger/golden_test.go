@@ -1,0 +1,121 @@
+package ledger_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// golden compares got with testdata/<name>, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/ledger -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+		var b strings.Builder
+		for i := 0; i < len(wl) || i < len(gl); i++ {
+			var w, g string
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if w != g {
+				b.WriteString("- " + w + "\n+ " + g + "\n")
+			}
+		}
+		t.Errorf("%s differs (run with -update if intended):\n%s", p, b.String())
+	}
+}
+
+// fixturePrices prices the fixture's two served models; Claude has a
+// cache_read price but no cache_write price.
+func fixturePrices(t *testing.T) map[string]check.Price {
+	cfg, err := check.ParseConfig([]byte(`{"prices": {
+		"gpt-4o-mini-2024-07-18": {"input": 0.15, "output": 0.6},
+		"claude-sonnet-4-5-20250929": {"input": 3, "output": 15, "cache_read": 0.3}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Prices
+}
+
+func loadFixture(t *testing.T, opts ledger.ReadOptions) []ledger.Entry {
+	t.Helper()
+	entries, problems, err := ledger.Load(&snapshot.Store{Dir: fixtureDir}, opts)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("load fixture: %v %v", err, problems)
+	}
+	if len(entries) != len(fixtureItems()) {
+		t.Fatalf("%d entries, want %d", len(entries), len(fixtureItems()))
+	}
+	return entries
+}
+
+func TestStatsGolden(t *testing.T) {
+	entries := loadFixture(t, ledger.ReadOptions{})
+	prices := fixturePrices(t)
+	for _, by := range ledger.Groupings {
+		rep := ledger.Stats(entries, by, prices)
+		var text, js bytes.Buffer
+		if err := rep.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "stats_by_"+by+".txt", text.Bytes())
+		golden(t, "stats_by_"+by+".json", js.Bytes())
+	}
+	var text bytes.Buffer
+	if err := ledger.Stats(entries, "model", nil).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "stats_no_prices.txt", text.Bytes())
+}
+
+func TestTreeGolden(t *testing.T) {
+	entries := loadFixture(t, ledger.ReadOptions{Conversation: true})
+	forest := ledger.BuildForest(entries)
+	for _, tc := range []struct{ name, id string }{
+		{"tree", ""},
+		{"tree_selected", "4ef187c5eb0e"}, // third turn of the forked conversation
+		{"tree_missing_parent", "a2ca06d9ff82"},
+	} {
+		v := &ledger.View{Forest: forest}
+		if tc.id != "" {
+			if v.Selected = forest.Lookup(tc.id); v.Selected == nil {
+				t.Fatalf("%s not in the fixture", tc.id)
+			}
+		}
+		var text, js bytes.Buffer
+		if err := v.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.name+".txt", text.Bytes())
+		golden(t, tc.name+".json", js.Bytes())
+	}
+}
