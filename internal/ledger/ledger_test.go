@@ -352,7 +352,6 @@ func TestLongChainStaysFlat(t *testing.T) {
 	}
 }
 
-
 func TestTotals(t *testing.T) {
 	tot := ledger.NewTotals(fixturePrices(t))
 	var wg sync.WaitGroup

@@ -326,7 +326,9 @@ func nodeLine(n *Node) string {
 	if n.Cycle {
 		parts = append(parts, "(lineage cycle: run traceforge verify)")
 	}
-	parts = append(parts, fmt.Sprintf("%q", e.Excerpt))
+	if e.Excerpt != "" {
+		parts = append(parts, fmt.Sprintf("%q", e.Excerpt))
+	}
 	return strings.Join(parts, "  ")
 }
 
