@@ -189,7 +189,7 @@ func compareLean(t *testing.T, rel string, data []byte) {
 	got := []any{e.ID, e.Timestamp, e.Source, e.RequestModel, e.ResponseModel, e.FinishReason, e.TokensUsed, e.LatencyMS, e.Stream, e.ParentID, e.Turn,
 		e.Endpoint, e.Usage, e.Excerpt}
 	want := []any{r.ID, r.Timestamp, r.Source, model, r.Response.Model, r.Response.FinishReason, r.Response.TokensUsed, r.Response.LatencyMS, r.Response.Stream, r.ParentID, r.Turn,
-		snapshot.Endpoint(provider, r.Request), ledger.UsageOf(provider, snapshot.Endpoint(provider, r.Request), r.Response), ledger.Shorten(r.Response.Content, ledger.ExcerptLen)}
+		snapshot.Endpoint(provider, r.Request), ledger.UsageOf(provider, snapshot.Endpoint(provider, r.Request), r.Response), ledger.Shorten(check.Redact(r.Response.Content), ledger.ExcerptLen)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("lean %v\nfull %v", got, want)
 	}
@@ -375,5 +375,45 @@ func TestTotals(t *testing.T) {
 	}
 	if l := ledger.NewTotals(nil).Summary().Line(); l != "totals: 0 calls, 0 tokens, latency p50 0ms p95 0ms" {
 		t.Errorf("empty: %s", l)
+	}
+}
+
+// A key in an answer is redacted before the excerpt cuts it: a cut key
+// would no longer match any rule and leak its first characters.
+func TestExcerptRedactsBeforeCutting(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("A", 74) + "T3BlbkFJ" + strings.Repeat("B", 74)
+	data := `{"version":"1.0.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{"messages":[]},"response":{"content":"your key: ` + key + `"}}]}`
+	var e ledger.Entry
+	if err := ledger.ReadEntry([]byte(data), "openai", ledger.ReadOptions{Conversation: true}, &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Excerpt != "your key: [REDACTED:openai-api-key]" {
+		t.Errorf("excerpt %q", e.Excerpt)
+	}
+}
+
+// Stats on the project's own snapshot set (examples/demo) agree with the
+// full static check of the same files.
+func TestStatsOnProjectSet(t *testing.T) {
+	st := &snapshot.Store{Dir: "../../.ai-snapshots"}
+	entries, problems, err := ledger.Load(st, ledger.ReadOptions{Conversation: true})
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("%v %v", err, problems)
+	}
+	full, err := check.CheckSet(st, ".ai-snapshots", check.Options{}, nil)
+	if err != nil || !full.Valid() {
+		t.Fatalf("project set: %v %v", err, full.Findings)
+	}
+	var tokens, maxLatency int64
+	for _, s := range full.Snapshots {
+		tokens += s.Record.Response.TokensUsed
+		maxLatency = max(maxLatency, s.Record.Response.LatencyMS)
+	}
+	rep := ledger.Stats(entries, "provider", nil)
+	if len(entries) == 0 || rep.Total.Calls != len(full.Snapshots) || rep.Total.Tokens.Total != tokens || rep.Total.LatencyMS.Max != maxLatency {
+		t.Errorf("stats %+v, full check: %d calls, %d tokens, max latency %d", rep.Total, len(full.Snapshots), tokens, maxLatency)
+	}
+	if sum := (&ledger.View{Forest: ledger.BuildForest(entries)}); len(sum.Forest.Roots) == 0 {
+		t.Error("no conversation in the project set")
 	}
 }

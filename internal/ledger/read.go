@@ -16,6 +16,7 @@ import (
 
 	"github.com/buger/jsonparser"
 
+	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -311,13 +312,14 @@ func usageCounts(usage, body []byte) (map[string]int64, error) {
 	return counts, nil
 }
 
-// excerpt is the start of a raw JSON string value, on one line.
+// excerpt is the start of a raw JSON string value, on one line. Secrets
+// are redacted before the cut (a cut key would no longer match a rule).
 func excerpt(raw []byte) string {
 	s, err := jsonparser.ParseString(raw)
 	if err != nil {
 		return ""
 	}
-	return Shorten(s, ExcerptLen)
+	return Shorten(check.Redact(s), ExcerptLen)
 }
 
 // Shorten puts s on one line (whitespace runs become one space) and keeps
