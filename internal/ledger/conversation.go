@@ -33,29 +33,44 @@ func returnsToolResults(items []byte) bool {
 		if vt != jsonparser.Object {
 			return
 		}
-		role, _ := jsonparser.GetString(v, "role")
-		typ, _ := jsonparser.GetString(v, "type")
+		// One pass over the item: role, type and its blocks.
+		var role, typ string
+		var blockResult bool
+		_ = jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+			switch string(key) {
+			case "role":
+				role = string(value)
+			case "type":
+				typ = string(value)
+			case "content":
+				blockResult = blockResult || vt == jsonparser.Array && hasBlock(value, func(b []byte) bool {
+					t, _ := jsonparser.GetString(b, "type")
+					return t == "tool_result"
+				})
+			case "parts":
+				blockResult = blockResult || vt == jsonparser.Array && hasBlock(value, func(b []byte) bool {
+					_, _, _, err := jsonparser.Get(b, "functionResponse")
+					return err == nil
+				})
+			}
+			return nil
+		})
 		switch {
 		case role == "assistant" || role == "model" || typ == "function_call":
 			results = false
-		case role == "tool" || role == "function" || typ == "function_call_output":
+		case role == "tool" || role == "function" || typ == "function_call_output" || blockResult:
 			results = true
-		default:
-			if hasBlock(v, "content", func(b []byte) bool { t, _ := jsonparser.GetString(b, "type"); return t == "tool_result" }) ||
-				hasBlock(v, "parts", func(b []byte) bool { _, _, _, err := jsonparser.Get(b, "functionResponse"); return err == nil }) {
-				results = true
-			}
 		}
 	})
 	return results
 }
 
-func hasBlock(msg []byte, key string, match func([]byte) bool) bool {
+func hasBlock(blocks []byte, match func([]byte) bool) bool {
 	found := false
-	_, _ = jsonparser.ArrayEach(msg, func(b []byte, vt jsonparser.ValueType, _ int, _ error) {
+	_, _ = jsonparser.ArrayEach(blocks, func(b []byte, vt jsonparser.ValueType, _ int, _ error) {
 		if !found && vt == jsonparser.Object && match(b) {
 			found = true
 		}
-	}, key)
+	})
 	return found
 }
