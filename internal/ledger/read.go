@@ -94,17 +94,19 @@ func Load(st *snapshot.Store, opts ReadOptions) ([]Entry, []Problem, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
 			for i := range next {
 				f := files[i]
 				if f.Symlink {
 					errs[i] = fmt.Errorf("%w: %w", ErrUnreadable, snapshot.ErrSymlink)
 					continue
 				}
-				data, err := st.ReadRel(f.Rel, snapshot.MaxSnapshotFileSize)
+				data, err := st.ReadRelInto(f.Rel, snapshot.MaxSnapshotFileSize, buf)
 				if err != nil {
 					errs[i] = fmt.Errorf("%w: %w", ErrUnreadable, err)
 					continue
 				}
+				buf = data // entries never alias the buffer: every kept string is copied out
 				errs[i] = ReadEntry(data, f.Provider, opts, &entries[i])
 				entries[i].Rel = f.Rel
 				if errs[i] == nil && entries[i].ID != f.ID {
