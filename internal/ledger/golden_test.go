@@ -119,3 +119,20 @@ func TestTreeGolden(t *testing.T) {
 		golden(t, tc.name+".json", js.Bytes())
 	}
 }
+
+// docs/stats.md shows the fixture's tree and stats; they must stay what the
+// code prints.
+func TestDocsExamples(t *testing.T) {
+	md, err := os.ReadFile("../../docs/stats.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for block, file := range map[string]string{"tree-example": "tree.txt", "stats-example": "stats_by_model.txt"} {
+		_, rest, ok := strings.Cut(string(md), "```text "+block+"\n")
+		body, _, ok2 := strings.Cut(rest, "```")
+		want, _ := os.ReadFile(filepath.Join("testdata", file))
+		if !ok || !ok2 || body != string(want) {
+			t.Errorf("docs/stats.md %s block differs from testdata/%s:\n%s", block, file, body)
+		}
+	}
+}
