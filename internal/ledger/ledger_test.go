@@ -417,3 +417,25 @@ func TestStatsOnProjectSet(t *testing.T) {
 		t.Error("no conversation in the project set")
 	}
 }
+
+func TestShorten(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  hello \n\t world  ", 20, "hello world"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"abcde fgh", 6, "abcde…"},
+		{"abcd efgh", 6, "abcd…"},
+		{"ab  cd", 5, "ab cd"},
+		{"héllo wörld", 8, "héllo w…"},
+		{"", 5, ""},
+		{"   ", 5, ""},
+	} {
+		if got := ledger.Shorten(tc.in, tc.n); got != tc.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/buger/jsonparser"
 
@@ -324,13 +325,42 @@ func excerpt(raw []byte) string {
 	return Shorten(check.Redact(s), ExcerptLen)
 }
 
-// Shorten puts s on one line (whitespace runs become one space) and keeps
-// at most n characters, ending with "…" when it cut.
+// Shorten puts s on one line (whitespace runs become one space, none at
+// either end) and keeps at most n characters, ending with "…" when it cut.
+// It reads no further into s than it keeps.
 func Shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	var b strings.Builder
+	kept, space := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = kept > 0
+			continue
+		}
+		if space {
+			if kept+1 >= n {
+				return strings.TrimRight(b.String(), " ") + "…"
+			}
+			b.WriteByte(' ')
+			kept++
+			space = false
+		}
+		if kept >= n {
+			return cut(b.String(), n-1) + "…"
+		}
+		b.WriteRune(r)
+		kept++
 	}
-	return strings.TrimRight(string(r[:n-1]), " ") + "…"
+	return b.String()
+}
+
+// cut keeps the first n characters of s, without trailing spaces.
+func cut(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return strings.TrimRight(s[:j], " ")
+		}
+		i++
+	}
+	return s
 }
