@@ -18,15 +18,10 @@ import (
 func BenchmarkReadEntry(b *testing.B) {
 	for _, i := range []int{0, 1} {
 		it := gen.Item(i)
-		doc, id, err := snapshottest.Build(it)
+		rel, data, err := snapshottest.File(it)
 		if err != nil {
 			b.Fatal(err)
 		}
-		data, err := snapshot.MarshalFile(doc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rel := snapshot.RelPath(it.Provider, id)
 		b.Run(it.Provider+"/lean", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			var e ledger.Entry

@@ -161,15 +161,11 @@ func TestReadEntryAgreesWithFullDecode(t *testing.T) {
 	}
 	items = append(items, fixtureItems()...)
 	for _, it := range items {
-		doc, id, err := snapshottest.Build(it)
+		rel, data, err := snapshottest.File(it)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := snapshot.MarshalFile(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compareLean(t, snapshot.RelPath(it.Provider, id), data)
+		compareLean(t, rel, data)
 	}
 }
 
