@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // FuzzReadEntry: the lean reader never panics, and on every file the full
@@ -18,16 +19,19 @@ func FuzzReadEntry(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), data)
+		f.Add(data)
 	}
-	f.Add("openai/aaaaaaaaaaaa.json", []byte(`{"version":"1.0.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{},"response":{"usage":{"prompt_tokens":1e400}}}]}`))
-	f.Fuzz(func(t *testing.T, rel string, data []byte) {
-		var e ledger.Entry
+	f.Add([]byte(`{"version":"1.0.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{},"response":{"usage":{"prompt_tokens":1e400}}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, provider := range []string{"openai", "anthropic", "gemini", "ollama"} {
-			_ = ledger.ReadEntry(data, provider, ledger.ReadOptions{Conversation: true}, &e)
-		}
-		if s, fs := check.CheckBytes(rel, rel, data, check.Options{}); s != nil && fs.Errors() == 0 {
-			compareLean(t, rel, data)
+			var e ledger.Entry
+			if ledger.ReadEntry(data, provider, ledger.ReadOptions{Conversation: true}, &e) != nil || !snapshot.ValidProvider(provider) {
+				continue
+			}
+			rel := snapshot.RelPath(provider, e.ID)
+			if s, fs := check.CheckBytes(rel, rel, data, check.Options{}); s != nil && fs.Errors() == 0 {
+				compareLean(t, rel, data)
+			}
 		}
 	})
 }
