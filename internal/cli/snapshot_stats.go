@@ -1,8 +1,9 @@
 package cli
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -69,21 +70,16 @@ func statsRun(o *statsOptions) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
 	}
-	l, err := loadLedger(o.IO, o.Global, ledger.ReadOptions{})
+	tally := ledger.NewTally(o.By)
+	l, err := readLedger(o.IO, o.Global, ledger.ReadOptions{}, tally.Add)
 	if err != nil {
 		return err
 	}
-	rep := ledger.Stats(l.entries, o.By, l.cfg.Prices)
-	var buf bytes.Buffer
+	rep := tally.Report(l.cfg.Prices)
 	if o.Format == "json" {
-		err = rep.WriteJSON(&buf)
-	} else {
-		err = rep.WriteText(&buf)
+		return l.finish(rep.WriteJSON)
 	}
-	if err != nil {
-		return err
-	}
-	return l.finish(buf.Bytes())
+	return l.finish(rep.WriteText)
 }
 
 // ledgerSet is a snapshot set read leanly for stats and tree.
@@ -91,12 +87,12 @@ type ledgerSet struct {
 	io       *IOStreams
 	display  string
 	cfg      *check.Config
-	entries  []ledger.Entry
 	problems []ledger.Problem
 }
 
-// loadLedger reads the set in --dir with the lean reader (no schema, no hashes).
-func loadLedger(io *IOStreams, g *globalOptions, opts ledger.ReadOptions) (*ledgerSet, error) {
+// readLedger reads the set in --dir with the lean reader (no schema, no
+// hashes), handing each entry to fn.
+func readLedger(io *IOStreams, g *globalOptions, opts ledger.ReadOptions, fn func(*ledger.Entry)) (*ledgerSet, error) {
 	dir, display, root := g.resolveDir(io)
 	cfg, err := loadConfig(root)
 	if err != nil {
@@ -105,17 +101,22 @@ func loadLedger(io *IOStreams, g *globalOptions, opts ledger.ReadOptions) (*ledg
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, withCode(ExitUsage, fmt.Errorf("snapshot folder %s does not exist", display), "record snapshots first, or point --dir at the folder")
 	}
-	entries, problems, err := ledger.Load(&snapshot.Store{Dir: dir}, opts)
+	problems, err := ledger.Each(&snapshot.Store{Dir: dir}, opts, fn)
 	if err != nil {
 		return nil, withCode(ExitFailed, fmt.Errorf("read %s: %w", display, err), "check the folder's permissions")
 	}
-	return &ledgerSet{io: io, display: display, cfg: cfg, entries: entries, problems: problems}, nil
+	return &ledgerSet{io: io, display: display, cfg: cfg, problems: problems}, nil
 }
 
-// finish writes the rendered output (redacted) and fails when files were
-// left out: figures that silently skip files would be wrong.
-func (l *ledgerSet) finish(out []byte) error {
-	if _, err := l.io.Out.Write([]byte(check.Redact(string(out)))); err != nil {
+// finish streams the output (the ledger redacts every string it read) and
+// fails when files were left out: figures that silently skip files would
+// be wrong.
+func (l *ledgerSet) finish(write func(io.Writer) error) error {
+	w := bufio.NewWriterSize(l.io.Out, 64<<10)
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
 		return err
 	}
 	for _, p := range l.problems {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -67,24 +66,19 @@ func treeRun(o *treeOptions) error {
 	if o.ID != "" && !snapshot.ValidID(id) {
 		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
 	}
-	l, err := loadLedger(o.IO, o.Global, ledger.ReadOptions{Conversation: true})
+	var entries []ledger.Entry
+	l, err := readLedger(o.IO, o.Global, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) { entries = append(entries, *e) })
 	if err != nil {
 		return err
 	}
-	view := &ledger.View{Forest: ledger.BuildForest(l.entries)}
+	view := &ledger.View{Forest: ledger.BuildForest(entries)}
 	if o.ID != "" {
 		if view.Selected = view.Forest.Lookup(id); view.Selected == nil {
 			return withCode(ExitFailed, fmt.Errorf("no snapshot with id %s in %s", id, l.display), "see traceforge snapshot list")
 		}
 	}
-	var buf bytes.Buffer
 	if o.Format == "json" {
-		err = view.WriteJSON(&buf)
-	} else {
-		err = view.WriteText(&buf)
+		return l.finish(view.WriteJSON)
 	}
-	if err != nil {
-		return err
-	}
-	return l.finish(buf.Bytes())
+	return l.finish(view.WriteText)
 }

@@ -435,3 +435,16 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+// Two files with one id (an id collision, which verify reports) are both
+// drawn; nothing is dropped silently.
+func TestForestKeepsCollidingIDs(t *testing.T) {
+	a := entry("000000000001", "", 0, "2026-01-01T00:00:00Z")
+	b := a
+	a.Rel, b.Rel, b.Provider = "openai/000000000001.json", "anthropic/000000000001.json", "anthropic"
+	child := entry("000000000002", "000000000001", 2, "2026-01-01T00:00:01Z")
+	f := ledger.BuildForest([]ledger.Entry{a, b, child})
+	if len(f.Roots) != 2 || f.Roots[0].Entry.Rel != "anthropic/000000000001.json" || len(f.Roots[0].Children) != 1 || len(f.Roots[1].Children) != 0 {
+		t.Errorf("roots %+v", f.Roots)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,6 @@ type Entry struct {
 	ResponseModel string
 	FinishReason  string
 	TokensUsed    int64
-	HasTokensUsed bool
 	LatencyMS     int64
 	Stream        bool
 	Usage         Usage
@@ -73,13 +73,15 @@ var ErrUnreadable = errors.New("not a readable snapshot")
 // ExcerptLen is the most characters of an answer an excerpt keeps.
 const ExcerptLen = 60
 
-// Load reads every snapshot file of st concurrently. Entries come back in
-// file order; files that cannot be read are returned as problems (the set
-// itself not being readable is the error).
-func Load(st *snapshot.Store, opts ReadOptions) ([]Entry, []Problem, error) {
+// Each reads every snapshot file of st concurrently and hands each entry to
+// fn, one at a time from one goroutine, in no particular order (fn may keep
+// the entry). Files that cannot be read come back as problems, in file
+// order; the set itself not being readable is the error. Memory stays
+// bounded by what fn keeps.
+func Each(st *snapshot.Store, opts ReadOptions, fn func(*Entry)) ([]Problem, error) {
 	scanned, err := st.Scan()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var files []snapshot.Entry
 	for _, e := range scanned {
@@ -87,50 +89,81 @@ func Load(st *snapshot.Store, opts ReadOptions) ([]Entry, []Problem, error) {
 			files = append(files, e)
 		}
 	}
-	entries := make([]Entry, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
+	type result struct {
+		i   int
+		e   *Entry
+		err error
+	}
+	results := make(chan result, 256)
 	next := make(chan int, 64)
+	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
+			in := interner{}
 			for i := range next {
 				f := files[i]
 				if f.Symlink {
-					errs[i] = fmt.Errorf("%w: %w", ErrUnreadable, snapshot.ErrSymlink)
+					results <- result{i: i, err: fmt.Errorf("%w: %w", ErrUnreadable, snapshot.ErrSymlink)}
 					continue
 				}
 				data, err := st.ReadRelInto(f.Rel, snapshot.MaxSnapshotFileSize, buf)
 				if err != nil {
-					errs[i] = fmt.Errorf("%w: %w", ErrUnreadable, err)
+					results <- result{i: i, err: fmt.Errorf("%w: %w", ErrUnreadable, err)}
 					continue
 				}
 				buf = data // entries never alias the buffer: every kept string is copied out
-				errs[i] = ReadEntry(data, f.Provider, opts, &entries[i])
-				entries[i].Rel = f.Rel
-				if errs[i] == nil && entries[i].ID != f.ID {
-					errs[i] = fmt.Errorf("%w: its id %q is not its file name", ErrUnreadable, entries[i].ID)
+				e := &Entry{}
+				if err := ReadEntry(data, f.Provider, opts, e); err != nil {
+					results <- result{i: i, err: err}
+					continue
 				}
+				if e.ID != f.ID {
+					results <- result{i: i, err: fmt.Errorf("%w: its id %q is not its file name", ErrUnreadable, e.ID)}
+					continue
+				}
+				in.entry(e)
+				e.Rel, e.ID, e.Provider = f.Rel, f.ID, f.Provider // share the scan's strings
+				results <- result{i: i, e: e}
 			}
 		}()
 	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	out := entries[:0]
-	var problems []Problem
-	for i := range files {
-		if errs[i] != nil {
-			problems = append(problems, Problem{Rel: files[i].Rel, Err: errs[i]})
+	go func() {
+		for i := range files {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(results)
+	}()
+	errs := map[int]error{}
+	for r := range results {
+		if r.err != nil {
+			errs[r.i] = r.err
 			continue
 		}
-		out = append(out, entries[i])
+		fn(r.e)
 	}
-	return out, problems, nil
+	var problems []Problem
+	for i := range files {
+		if err := errs[i]; err != nil {
+			problems = append(problems, Problem{Rel: files[i].Rel, Err: err})
+		}
+	}
+	return problems, nil
+}
+
+// Load is Each keeping every entry, sorted by file.
+func Load(st *snapshot.Store, opts ReadOptions) ([]Entry, []Problem, error) {
+	var entries []Entry
+	problems, err := Each(st, opts, func(e *Entry) { entries = append(entries, *e) })
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Rel < entries[j].Rel })
+	return entries, problems, nil
 }
 
 // ReadEntry reads the fields of one snapshot file into e without building
@@ -221,7 +254,6 @@ func ReadEntry(data []byte, provider string, opts ReadOptions, e *Entry) error {
 		switch string(key) {
 		case "tokens_used":
 			e.TokensUsed, err = jsonparser.ParseInt(value)
-			e.HasTokensUsed = err == nil
 		case "latency_ms":
 			e.LatencyMS, err = jsonparser.ParseInt(value)
 		case "finish_reason":
@@ -260,7 +292,38 @@ func ReadEntry(data []byte, provider string, opts ReadOptions, e *Entry) error {
 		return bad("response usage: %v", err)
 	}
 	e.Usage = ExtractUsage(provider, e.Endpoint, counts, e.TokensUsed)
+	// Everything shown is redacted here, once, so that output can stream.
+	for _, f := range []*string{&e.Source.File, &e.Source.Function, &e.Endpoint, &e.RequestModel, &e.ResponseModel, &e.FinishReason} {
+		*f = check.Redact(*f)
+	}
+	for i := range e.ToolNames {
+		e.ToolNames[i] = check.Redact(e.ToolNames[i])
+	}
 	return nil
+}
+
+// interner keeps one copy of strings that repeat across a set (models,
+// sources, endpoints, finish reasons, timestamps), so 100k entries hold a
+// few distinct strings instead of 100k copies.
+type interner map[string]string
+
+func (in interner) of(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	if len(in) < 1<<16 {
+		in[s] = s
+	}
+	return s
+}
+
+func (in interner) entry(e *Entry) {
+	for _, f := range []*string{&e.Timestamp, &e.Source.File, &e.Source.Function, &e.Endpoint, &e.RequestModel, &e.ResponseModel, &e.FinishReason} {
+		*f = in.of(*f)
+	}
+	for i := range e.ToolNames {
+		e.ToolNames[i] = in.of(e.ToolNames[i])
+	}
 }
 
 func str(value []byte, vt jsonparser.ValueType) (string, error) {

@@ -78,24 +78,36 @@ func row(key string, a *account, prices map[string]check.Price) Row {
 
 func roundShare(f float64) float64 { return float64(int64(f*10000+0.5)) / 10000 }
 
-// Stats groups entries by `by` (provider, model, source or endpoint).
-// Groups are ordered by total tokens, largest first, then by key.
-func Stats(entries []Entry, by string, prices map[string]check.Price) *Report {
-	groups := map[string]*account{}
-	all := newAccount()
-	for i := range entries {
-		e := &entries[i]
-		k := GroupKey(e, by)
-		a := groups[k]
-		if a == nil {
-			a = newAccount()
-			groups[k] = a
-		}
-		a.add(e.Model(), e.Usage, e.LatencyMS, e.Stream)
-		all.add(e.Model(), e.Usage, e.LatencyMS, e.Stream)
+// Tally adds up entries as they are read, keeping only counts, token sums
+// and one latency per call.
+type Tally struct {
+	by     string
+	groups map[string]*account
+	all    *account
+}
+
+// NewTally groups by `by` (provider, model, source or endpoint).
+func NewTally(by string) *Tally {
+	return &Tally{by: by, groups: map[string]*account{}, all: newAccount()}
+}
+
+// Add counts one call.
+func (t *Tally) Add(e *Entry) {
+	k := GroupKey(e, t.by)
+	a := t.groups[k]
+	if a == nil {
+		a = newAccount()
+		t.groups[k] = a
 	}
-	rep := &Report{By: by, Priced: len(prices) > 0, Groups: make([]Row, 0, len(groups))}
-	for k, a := range groups {
+	a.add(e.Model(), e.Usage, e.LatencyMS, e.Stream)
+	t.all.add(e.Model(), e.Usage, e.LatencyMS, e.Stream)
+}
+
+// Report prices the tally. Groups are ordered by total tokens, largest
+// first, then by key; the result does not depend on the order of Add.
+func (t *Tally) Report(prices map[string]check.Price) *Report {
+	rep := &Report{By: t.by, Priced: len(prices) > 0, Groups: make([]Row, 0, len(t.groups))}
+	for k, a := range t.groups {
 		rep.Groups = append(rep.Groups, row(k, a, prices))
 	}
 	sort.Slice(rep.Groups, func(i, j int) bool {
@@ -105,9 +117,18 @@ func Stats(entries []Entry, by string, prices map[string]check.Price) *Report {
 		}
 		return a.Key < b.Key
 	})
-	rep.Total = row("total", all, prices)
+	rep.Total = row("total", t.all, prices)
 	rep.Unpriced = append([]Unpriced{}, rep.Total.unpriced...)
 	return rep
+}
+
+// Stats is a Tally of entries.
+func Stats(entries []Entry, by string, prices map[string]check.Price) *Report {
+	t := NewTally(by)
+	for i := range entries {
+		t.Add(&entries[i])
+	}
+	return t.Report(prices)
 }
 
 // WriteJSON writes the report as indented JSON.

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,17 +32,27 @@ type Forest struct {
 // then id, so the output never depends on file order.
 func BuildForest(entries []Entry) *Forest {
 	f := &Forest{byID: make(map[string]*Node, len(entries))}
+	nodes := make([]Node, len(entries)) // one allocation for every call
+	order := make([]*Node, len(entries))
 	for i := range entries {
-		e := &entries[i]
-		f.byID[e.ID] = &Node{ID: e.ID, Entry: e}
+		nodes[i] = Node{ID: entries[i].ID, Entry: &entries[i]}
+		order[i] = &nodes[i]
 	}
-	ids := make([]string, 0, len(f.byID))
-	for id := range f.byID {
-		ids = append(ids, id)
+	// By id, then file: two files with one id (a collision verify reports)
+	// are both shown; children hang under the first.
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Entry.Rel < b.Entry.Rel
+	})
+	for _, n := range order {
+		if f.byID[n.ID] == nil {
+			f.byID[n.ID] = n
+		}
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		n := f.byID[id]
+	for _, n := range order {
 		pid := n.Entry.ParentID
 		if pid == "" {
 			f.Roots = append(f.Roots, n)
@@ -74,8 +85,7 @@ func BuildForest(entries []Entry) *Forest {
 	for _, r := range f.Roots {
 		mark(r)
 	}
-	for _, id := range ids {
-		n := f.byID[id]
+	for _, n := range order {
 		if seen[n] {
 			continue
 		}
@@ -239,12 +249,6 @@ type (
 		Root  string     `json:"root"`
 		Nodes []jsonNode `json:"nodes"`
 	}
-	jsonView struct {
-		Selected      string             `json:"selected,omitempty"`
-		Path          []string           `json:"path,omitempty"`
-		Conversations []jsonConversation `json:"conversations"`
-		Summary       TreeSummary        `json:"summary"`
-	}
 )
 
 func toJSON(n *Node, keepChildren bool) jsonNode {
@@ -265,41 +269,95 @@ func toJSON(n *Node, keepChildren bool) jsonNode {
 }
 
 // WriteJSON writes the view: conversations as flat node lists in display
-// order (parent before children), each node naming its parent and children.
+// order (parent before children), each node naming its parent and
+// children. It streams: one conversation is in memory at a time.
 func (v *View) WriteJSON(w io.Writer) error {
-	out := jsonView{Conversations: []jsonConversation{}}
+	ew := &errWriter{w: w}
+	var sum TreeSummary
+	ew.printf("{\n")
 	if s := v.Selected; s != nil {
 		path := s.Path()
-		conv := jsonConversation{Root: path[0].ID}
-		for _, p := range path {
-			out.Path = append(out.Path, p.ID)
+		ids := make([]string, len(path))
+		for i, p := range path {
+			ids[i] = p.ID
 		}
-		out.Selected = s.ID
+		ew.field("selected", s.ID, "  ")
+		ew.field("path", ids, "  ")
+	}
+	ew.printf("  \"conversations\": [")
+	n := 0
+	conversation := func(root string, nodes []jsonNode) {
+		if n > 0 {
+			ew.printf(",")
+		}
+		n++
+		ew.printf("\n    ")
+		ew.json(jsonConversation{Root: root, Nodes: nodes}, "    ")
+	}
+	if s := v.Selected; s != nil {
+		path := s.Path()
+		var nodes []jsonNode
 		for _, p := range path[:len(path)-1] {
-			conv.Nodes = append(conv.Nodes, toJSON(p, false))
-			out.Summary.count(p)
+			nodes = append(nodes, toJSON(p, false))
+			sum.count(p)
 		}
-		for _, n := range preorder(s) {
-			conv.Nodes = append(conv.Nodes, toJSON(n, true))
-			out.Summary.count(n)
+		for _, x := range preorder(s) {
+			nodes = append(nodes, toJSON(x, true))
+			sum.count(x)
 		}
-		out.Summary.Conversations = 1
-		out.Conversations = append(out.Conversations, conv)
+		conversation(path[0].ID, nodes)
+		sum.Conversations = 1
 	} else {
 		for _, r := range v.Forest.Roots {
-			conv := jsonConversation{Root: r.ID}
-			for _, n := range preorder(r) {
-				conv.Nodes = append(conv.Nodes, toJSON(n, true))
-				out.Summary.count(n)
+			var nodes []jsonNode
+			for _, x := range preorder(r) {
+				nodes = append(nodes, toJSON(x, true))
+				sum.count(x)
 			}
-			out.Conversations = append(out.Conversations, conv)
+			conversation(r.ID, nodes)
 		}
-		out.Summary.Conversations = len(v.Forest.Roots)
+		sum.Conversations = len(v.Forest.Roots)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if n > 0 {
+		ew.printf("\n  ")
+	}
+	ew.printf("],\n")
+	ew.printf("  \"summary\": ")
+	ew.json(sum, "  ")
+	ew.printf("\n}\n")
+	return ew.err
+}
+
+// errWriter writes until the first error and keeps it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// json writes v indented as a member of an object indented by prefix.
+func (e *errWriter) json(v any, prefix string) {
+	if e.err != nil {
+		return
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	enc.SetIndent(prefix, "  ")
+	if e.err = enc.Encode(v); e.err == nil {
+		_, e.err = e.w.Write(bytes.TrimRight(b.Bytes(), "\n"))
+	}
+}
+
+func (e *errWriter) field(name string, v any, prefix string) {
+	e.printf("%s%q: ", prefix, name)
+	e.json(v, prefix)
+	e.printf(",\n")
 }
 
 // nodeLine is one call on one line: turn, id, provider/model, finish
@@ -376,7 +434,10 @@ func (v *View) WriteText(w io.Writer) error {
 		}
 		sum.Conversations = len(v.Forest.Roots)
 	}
-	fmt.Fprintf(w, "\n%d conversation%s, %d call%s, %d tool iteration%s, %d fork%s, %d missing parent%s",
+	if sum.Conversations > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%d conversation%s, %d call%s, %d tool iteration%s, %d fork%s, %d missing parent%s",
 		sum.Conversations, plural(sum.Conversations), sum.Calls, plural(sum.Calls), sum.ToolIterations, plural(sum.ToolIterations),
 		sum.Forks, plural(sum.Forks), sum.MissingParents, plural(sum.MissingParents))
 	if sum.Cycles > 0 {
