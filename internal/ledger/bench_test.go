@@ -65,18 +65,27 @@ func BenchmarkLedgerSet(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var heap uint64
 			for b.Loop() {
-				entries, problems, err := ledger.Load(st, ledger.ReadOptions{Conversation: mode == "tree"})
-				if err != nil || len(problems) > 0 || len(entries) != n {
-					b.Fatalf("%d entries of %d, %v %v", len(entries), n, err, problems)
+				// As the commands do: stats tallies while reading, tree keeps entries.
+				var entries []ledger.Entry
+				tally := ledger.NewTally("model")
+				keep := tally.Add
+				if mode == "tree" {
+					keep = func(e *ledger.Entry) { entries = append(entries, *e) }
+				}
+				problems, err := ledger.Each(st, ledger.ReadOptions{Conversation: mode == "tree"}, keep)
+				if err != nil || len(problems) > 0 {
+					b.Fatalf("%v %v", err, problems)
+				}
+				if mode == "stats" {
+					if rep := tally.Report(nil); rep.Total.Calls != n {
+						b.Fatalf("%d calls of %d", rep.Total.Calls, n)
+					}
+				} else if f := ledger.BuildForest(entries); len(entries) != n || len(f.Roots) == 0 {
+					b.Fatalf("%d entries of %d", len(entries), n)
 				}
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				heap = max(heap, ms.HeapInuse)
-				if mode == "stats" {
-					ledger.Stats(entries, "model", nil)
-				} else {
-					ledger.BuildForest(entries)
-				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/snapshot")
 			b.ReportMetric(float64(heap)/(1<<20), "MB-heap")
