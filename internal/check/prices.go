@@ -76,15 +76,3 @@ func parsePrices(v any) (map[string]Price, error) {
 	}
 	return out, nil
 }
-
-// PriceFor returns the price of model (the exact name: the served model the
-// stats group by), or nil when the config has none.
-func (c *Config) PriceFor(model string) *Price {
-	if c == nil {
-		return nil
-	}
-	if p, ok := c.Prices[model]; ok {
-		return &p
-	}
-	return nil
-}

@@ -303,8 +303,8 @@ func ReadEntry(data []byte, provider string, opts ReadOptions, e *Entry) error {
 }
 
 // interner keeps one copy of strings that repeat across a set (models,
-// sources, endpoints, finish reasons, timestamps), so 100k entries hold a
-// few distinct strings instead of 100k copies.
+// sources, endpoints, finish reasons), so 100k entries hold a few distinct
+// strings instead of 100k copies.
 type interner map[string]string
 
 func (in interner) of(s string) string {
@@ -318,7 +318,7 @@ func (in interner) of(s string) string {
 }
 
 func (in interner) entry(e *Entry) {
-	for _, f := range []*string{&e.Timestamp, &e.Source.File, &e.Source.Function, &e.Endpoint, &e.RequestModel, &e.ResponseModel, &e.FinishReason} {
+	for _, f := range []*string{&e.Source.File, &e.Source.Function, &e.Endpoint, &e.RequestModel, &e.ResponseModel, &e.FinishReason} {
 		*f = in.of(*f)
 	}
 	for i := range e.ToolNames {

@@ -24,8 +24,8 @@ func ValidGrouping(by string) bool {
 	return false
 }
 
-// GroupKey is the value entry e is grouped under.
-func GroupKey(e *Entry, by string) string {
+// groupKey is the value entry e is grouped under.
+func groupKey(e *Entry, by string) string {
 	switch by {
 	case "provider":
 		return e.Provider
@@ -93,7 +93,7 @@ func NewTally(by string) *Tally {
 
 // Add counts one call.
 func (t *Tally) Add(e *Entry) {
-	k := GroupKey(e, t.by)
+	k := groupKey(e, t.by)
 	a := t.groups[k]
 	if a == nil {
 		a = newAccount()
