@@ -51,6 +51,7 @@ func (r *Results) Targets() []Target {
 			ts = append(ts, Target{Name: "static verify peak RSS at 100000", Want: "≤ 200 MB", Got: mb(s.VerifyRSS), Met: s.VerifyRSS <= 200<<20})
 		}
 	}
+	ts = append(ts, r.ledgerTargets()...)
 	for _, mode := range []string{"plain", "stream"} {
 		n := r.Config.PeerN
 		tf, fl, am := r.replay(n, mode, "traceforge"), r.replay(n, mode, "floor"), r.replay(n, mode, "aimock")
@@ -107,6 +108,7 @@ func (r *Results) Markdown() string {
 	}
 	p("")
 	p("Wall times are medians of alternating runs (page cache warm); RSS is `ru_maxrss` from wait4.")
+	r.ledgerMarkdown(p)
 	p("")
 	p("### Replay (%d clients)", r.Config.Conns)
 	p("")

@@ -37,7 +37,8 @@ type Config struct {
 	// FailOn lists the change classes `diff --check` and `verify --live`
 	// fail on; nil when the file has no "fail_on" (see FailClasses).
 	FailOn []change.Class
-	Path   string // where it was read from ("" = no file)
+	Prices map[string]Price // USD per 1M tokens by model (snapshot stats)
+	Path   string           // where it was read from ("" = no file)
 }
 
 // FailClasses returns the configured "fail_on" classes, or the default
@@ -168,8 +169,12 @@ func ParseConfig(data []byte) (*Config, error) {
 				}
 				cfg.FailOn = append(cfg.FailOn, c)
 			}
+		case "prices":
+			if cfg.Prices, err = parsePrices(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices)", k)
 		}
 	}
 	return cfg, nil

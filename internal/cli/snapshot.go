@@ -26,10 +26,10 @@ var now = time.Now
 func newSnapshotCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "List, show, reindex, migrate and merge snapshot sets",
+		Short: "List, show, tree, stats, reindex, migrate and merge snapshot sets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, reindex, migrate or merge-manifest")
+			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, tree, stats, reindex, migrate or merge-manifest")
 		},
 	}
 	cmd.AddCommand(newSnapshotListCmd(f, nil))
@@ -37,6 +37,8 @@ func newSnapshotCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newSnapshotReindexCmd(f, nil))
 	cmd.AddCommand(newSnapshotMigrateCmd(f, nil))
 	cmd.AddCommand(newSnapshotMergeManifestCmd(f, nil))
+	cmd.AddCommand(newSnapshotTreeCmd(f, nil))
+	cmd.AddCommand(newSnapshotStatsCmd(f, nil))
 	return cmd
 }
 

@@ -145,7 +145,7 @@ func compareOne(rel string, o, n *check.Snapshot, failOn []change.Class) Item {
 	if c := it.Change.Content; c != nil {
 		it.Words = change.Words(c.From, c.To)
 	}
-	if os, ns := o.Record.Source.String(), n.Record.Source.String(); os != ns {
+	if os, ns := o.Record.Source.Display(), n.Record.Source.Display(); os != ns {
 		it.Source = &change.StringChange{From: os, To: ns}
 	}
 	if o.Record.Timestamp != n.Record.Timestamp {

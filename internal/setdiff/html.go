@@ -45,7 +45,7 @@ func (r *Report) row(it *Item) htmlreport.Row {
 	row := htmlreport.Row{ID: "s-" + strings.NewReplacer("/", "-", ".", "-").Replace(it.File), Title: r.Dir + "/" + it.File}
 	rec := it.Record()
 	if rec != nil {
-		row.Facts = append(row.Facts, htmlreport.Fact{Label: "source", Value: red(rec.Source.String())}, htmlreport.Fact{Label: "model", Value: red(model(it))})
+		row.Facts = append(row.Facts, htmlreport.Fact{Label: "source", Value: red(rec.Source.Display())}, htmlreport.Fact{Label: "model", Value: red(model(it))})
 	}
 	switch it.Status {
 	case Changed:

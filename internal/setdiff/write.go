@@ -148,7 +148,7 @@ func (r *Report) writeText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "\n%s\n", red(head))
 		if rec != nil {
-			fmt.Fprintf(&b, "    %-11s%s\n", "source", red(rec.Source.String()))
+			fmt.Fprintf(&b, "    %-11s%s\n", "source", red(rec.Source.Display()))
 			fmt.Fprintf(&b, "    %-11s%s\n", "model", red(model(it)))
 		}
 		if it.Status == Added || it.Status == Removed {
@@ -366,7 +366,7 @@ func (r *Report) writeJSON(w io.Writer) error {
 			j.Failing = []change.Class{}
 		}
 		if rec := it.Record(); rec != nil {
-			j.ID, j.Provider, j.Model, j.Source = rec.ID, rec.Provider, red(model(it)), red(rec.Source.String())
+			j.ID, j.Provider, j.Model, j.Source = rec.ID, rec.Provider, red(model(it)), red(rec.Source.Display())
 		}
 		for _, s := range it.Words {
 			j.Answer = append(j.Answer, change.Span{Op: s.Op, Text: red(s.Text)})
