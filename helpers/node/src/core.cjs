@@ -29,6 +29,8 @@ const state =
   process[STATE_KEY] ??
   (process[STATE_KEY] = {
     hook: null, // the async hook, once enabled
+    testHook: null, // the node:test hook, once enabled
+    lastNodeTest: null, // the node:test test whose code ran last
     scopes: new AsyncLocalStorage(), // withSource scopes
     current: null, // the running test a runner setup registered: {file, line?, name}
     inHook: false,
@@ -204,6 +206,21 @@ function disableCausality() {
   }
 }
 
+function before() {
+  const r = executionAsyncResource();
+  if (isNodeTest(r)) state.lastNodeTest = r;
+}
+
+/**
+ * Tracks the node:test test whose code runs (traceforge-source/node-test
+ * calls it), so a call whose async context was lost — work a library runs
+ * from a loop it started at import — still finds the running test.
+ */
+function enableNodeTestTracking() {
+  enableCausality();
+  if (!state.testHook) state.testHook = createHook({ before }).enable();
+}
+
 // ---- scopes and tests ------------------------------------------------------
 
 /**
@@ -246,8 +263,15 @@ function testName(test) {
 
 /** The running test as {file, line?, name} from node:test or a runner setup. */
 function runningTest(ctx) {
-  if (ctx?.test) {
-    const t = ctx.test;
+  let t = ctx?.test;
+  if (t && !t.parent) t = null; // the root test holds no test's code
+  if (!t) {
+    // Tests run one at a time within a file: the last one entered, or the
+    // nearest of its parents that has not finished.
+    for (t = state.lastNodeTest; t && t.finished; t = t.parent);
+    if (t && !t.parent) t = null; // the root test
+  }
+  if (t) {
     const loc = t.loc;
     if (loc?.file) {
       const file = loc.file.startsWith('file://') ? fileURLToPath(loc.file) : loc.file;
@@ -319,6 +343,7 @@ module.exports = {
   currentSource,
   disableCausality,
   enableCausality,
+  enableNodeTestTracking,
   encodeField,
   formatSource,
   setCurrentTest,

@@ -45,6 +45,9 @@ export declare function formatSource(source: Source): string;
 /** Starts causality tracking (idempotent; traceforgeFetch() and the runner setups call it). */
 export declare function enableCausality(): void;
 
+/** Also tracks the running node:test test (what `traceforge-source/node-test` calls). */
+export declare function enableNodeTestTracking(): void;
+
 /** Stops causality tracking. */
 export declare function disableCausality(): void;
 

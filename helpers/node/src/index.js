@@ -11,6 +11,7 @@ export {
   currentSource,
   disableCausality,
   enableCausality,
+  enableNodeTestTracking,
   encodeField,
   formatSource,
   setCurrentTest,

@@ -2,6 +2,6 @@
 // Starts causality tracking before any test is declared, so a call with no
 // application frame is attributed to the running node:test test (its file,
 // the line that declares it, and its name, suites joined with " > ").
-import { enableCausality } from './core.cjs';
+import { enableNodeTestTracking } from './core.cjs';
 
-enableCausality();
+enableNodeTestTracking();
