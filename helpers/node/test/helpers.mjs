@@ -1,9 +1,10 @@
 // Shared by the package's tests: an echo server that records the header of
-// every request, marked lines, and a fake library living under node_modules.
+// every request, marked lines, and the fake library put under node_modules.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const HEADER_LC = 'x-traceforge-source';
 
@@ -32,37 +33,12 @@ export function markerLine(file, name) {
   return i + 1;
 }
 
-// A library that sends from its own machinery, as LangChain JS and the AI
-// SDK do: queued() calls fetch from a timer the call created (the caller's
-// frames are gone from the stack, async causality still links them);
-// detached() hands the call to a loop started when the library was loaded
-// (no application frame anywhere, not even through causality).
-const FAKELIB = `
-const jobs = [];
-const loop = setInterval(() => {
-  const job = jobs.shift();
-  if (job) job.fetch(job.url).then((r) => r.text()).then(job.resolve, job.reject);
-}, 1);
-loop.unref();
+const FAKELIB = fileURLToPath(new URL('../fixtures/fakelib/', import.meta.url));
 
-export function queued(fetch, url) {
-  return new Promise((resolve, reject) => {
-    setTimeout(() => {
-      fetch(url).then((r) => r.text()).then(resolve, reject);
-    }, 1);
-  });
-}
-
-export function detached(fetch, url) {
-  return new Promise((resolve, reject) => jobs.push({ fetch, url, resolve, reject }));
-}
-`;
-
-/** Writes the fake library as <dir>/node_modules/fakelib and returns its entry file. */
+/** Copies the fake library (fixtures/fakelib) to <dir>/node_modules/fakelib and returns its entry file. */
 export function writeFakeLib(dir) {
   const lib = path.join(dir, 'node_modules', 'fakelib');
-  mkdirSync(lib, { recursive: true });
-  writeFileSync(path.join(lib, 'package.json'), JSON.stringify({ name: 'fakelib', type: 'module', exports: './index.js' }));
-  writeFileSync(path.join(lib, 'index.js'), FAKELIB);
-  return path.join(lib, 'index.js');
+  mkdirSync(path.dirname(lib), { recursive: true });
+  cpSync(FAKELIB, lib, { recursive: true });
+  return path.join(lib, 'index.cjs');
 }

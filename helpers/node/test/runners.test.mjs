@@ -104,3 +104,43 @@ test('node:test setup attributes a call with no application frame to the running
   assert.equal(echo.seen.get('/lost'), null);
   assert.equal(echo.seen.get('/queued'), `app.test.mjs:${markerLine(fixture, 'queued')}:TestContext.<anonymous>`);
 });
+
+// Vitest and Jest run in fixtures/runners, whose devDependencies (the runners,
+// and this package by folder) `npm ci` installs there.
+const runners = path.join(pkgDir, 'fixtures', 'runners');
+
+async function runRunner(bin, args, extraEnv = {}) {
+  const binPath = path.join(runners, 'node_modules', ...bin.split('/'));
+  assert.ok(existsSync(binPath), `${binPath} is missing: run npm ci in ${runners}`);
+  writeFakeLib(runners);
+  const env = { ...process.env, ECHO_URL: echo.url, ...extraEnv };
+  delete env.NODE_TEST_CONTEXT;
+  try {
+    return await run(process.execPath, [binPath, ...args], { cwd: runners, env });
+  } catch (err) {
+    assert.fail(`${bin} ${args.join(' ')} failed:\n${err.stdout}\n${err.stderr}`);
+  }
+}
+
+for (const [what, extraEnv] of [
+  ['with task locations', {}],
+  ['without task locations (line through causality)', { TF_NO_LOCATION: '1' }],
+]) {
+  test(`vitest setup attributes a call with no application frame to the running test, ${what}`, async () => {
+    const file = path.join(runners, 'billing.vitest.js');
+    echo.seen.clear();
+    await runRunner('vitest/vitest.mjs', ['run'], extraEnv);
+    assert.equal(echo.seen.get('/vitest-lost'), `billing.vitest.js:${markerLine(file, 'vitest-lost')}:billing%20>%20sends%20the%20invoice%20summary`);
+    assert.equal(echo.seen.get('/vitest-queued'), `billing.vitest.js:${markerLine(file, 'vitest-queued')}:<anonymous>`);
+  });
+}
+
+test('jest setup attributes a call with no application frame to the running test', async () => {
+  const file = path.join(runners, 'billing.jest.cjs');
+  echo.seen.clear();
+  await runRunner('jest/bin/jest.js', ['--ci']);
+  // Jest does not expose the line: the first frame in the test file found
+  // through causality, the async test function's own line.
+  assert.equal(echo.seen.get('/jest-lost'), `billing.jest.cjs:${markerLine(file, 'jest-lost-test')}:billing%20sends%20the%20invoice%20summary`);
+  assert.equal(echo.seen.get('/jest-queued'), `billing.jest.cjs:${markerLine(file, 'jest-queued')}:Object.<anonymous>`);
+});
