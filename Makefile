@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/traceforge/traceforge/internal/cli.Version=$(VERSION)
 BIN       := bin/traceforge
 FUZZTIME  ?= 10s
 
-.PHONY: build install test unit e2e lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
+.PHONY: build install test unit e2e helpers lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceforge
@@ -29,14 +29,22 @@ selfrecord: build
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/traceforge
 
-# The whole suite: unit, CLI scripts, end to end with the real SDKs.
-test: unit selfcheck e2e
+# The whole suite: unit, CLI scripts, end to end with the real SDKs, and the
+# attribution helpers' own tests.
+test: unit selfcheck e2e helpers
 
 unit:
 	$(GO) test -race -count=1 ./...
 
 e2e:
 	@if [ -d e2e ]; then cd e2e && $(GO) test -count=1 ./...; fi
+
+# The Node package (node --test: unit, npm pack install, node:test, Vitest,
+# Jest) and the Python module (Debian's python3 with python3-httpx and
+# python3-pytest; pytest's exit 5, no tests collected, fails too).
+helpers:
+	cd helpers/node && npm test
+	/usr/bin/python3 -m pytest helpers/python
 
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
