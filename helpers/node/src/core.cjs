@@ -191,8 +191,20 @@ function init(asyncId, type, triggerAsyncId, resource) {
 }
 
 /**
- * Starts tracking causality across async boundaries (idempotent). Called by
- * traceforgeFetch() and by the test-runner setup files.
+ * Whether causality is wanted: an explicit option wins; by default it is on
+ * while traceforge runs the process (TRACEFORGE_URL is set by `record` and
+ * `verify` for their COMMAND and in the exports they print), because it
+ * costs a stack capture for every async resource.
+ */
+function causalityWanted(option) {
+  if (option === true || option === false) return option;
+  return Boolean(process.env.TRACEFORGE_URL);
+}
+
+/**
+ * Starts tracking causality across async boundaries (idempotent).
+ * traceforgeFetch() and the test-runner setups call it when TRACEFORGE_URL
+ * is set.
  */
 function enableCausality() {
   if (!state.hook) state.hook = createHook({ init }).enable();
@@ -212,11 +224,13 @@ function before() {
 }
 
 /**
- * Tracks the node:test test whose code runs (traceforge-source/node-test
- * calls it), so a call whose async context was lost — work a library runs
- * from a loop it started at import — still finds the running test.
+ * Tracks the node:test test whose code runs, so a call whose async context
+ * was lost (work a library runs from a loop it started at import) still
+ * finds the running test. traceforge-source/node-test calls it; a no-op
+ * unless TRACEFORGE_URL is set.
  */
 function enableNodeTestTracking() {
+  if (!causalityWanted()) return;
   enableCausality();
   if (!state.testHook) state.testHook = createHook({ before }).enable();
 }
@@ -251,7 +265,7 @@ function withSource(srcOrFn, maybeFn) {
  * (absolute), line (optional), name}, or null between tests.
  */
 function setCurrentTest(test) {
-  enableCausality();
+  if (causalityWanted()) enableCausality();
   state.current = test ? { file: test.file, line: test.line ?? undefined, name: test.name } : null;
 }
 
@@ -322,11 +336,12 @@ function currentSource({ root, skip = [] } = {}) {
  * Returns a fetch function for an SDK's `fetch` option that adds the header
  * (unless the request already has one). Options: root (default
  * process.cwd()), skip (substrings of file paths never to attribute), fetch
- * (the underlying fetch, default globalThis.fetch), causality (default true:
- * track async resources so queued work keeps its application line).
+ * (the underlying fetch, default globalThis.fetch), causality (track async
+ * resources so queued work keeps its application line; default: on when
+ * TRACEFORGE_URL is set).
  */
-function traceforgeFetch({ root, skip = [], fetch: baseFetch, causality = true } = {}) {
-  if (causality) enableCausality();
+function traceforgeFetch({ root, skip = [], fetch: baseFetch, causality } = {}) {
+  if (causalityWanted(causality)) enableCausality();
   return function fetchWithSource(input, init = {}) {
     const send = baseFetch ?? globalThis.fetch;
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));

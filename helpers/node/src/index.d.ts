@@ -18,7 +18,10 @@ export interface SourceOptions {
 export interface TraceforgeFetchOptions extends SourceOptions {
   /** The fetch that sends the request (default `globalThis.fetch`, looked up per call). */
   fetch?: typeof globalThis.fetch;
-  /** Track async resources so work a library queues keeps the line that started it (default true). */
+  /**
+   * Track async resources so work a library queues keeps the line that started it.
+   * Default: on while `TRACEFORGE_URL` is set (traceforge record/verify set it).
+   */
   causality?: boolean;
 }
 
@@ -42,7 +45,7 @@ export declare function encodeField(field: string): string;
 /** Formats a source as the header value `file:line:function`, fields encoded. */
 export declare function formatSource(source: Source): string;
 
-/** Starts causality tracking (idempotent; traceforgeFetch() and the runner setups call it). */
+/** Starts causality tracking (idempotent; traceforgeFetch() and the runner setups call it when TRACEFORGE_URL is set). */
 export declare function enableCausality(): void;
 
 /** Also tracks the running node:test test (what `traceforge-source/node-test` calls). */

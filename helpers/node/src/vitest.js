@@ -2,6 +2,7 @@
 // with no application frame is attributed to the running test: its file, its
 // line (with `includeTaskLocation: true`, else the first frame in the test
 // file found through async causality) and its name, suites joined with " > ".
+// The line through causality needs TRACEFORGE_URL set, as traceforge sets it.
 import { afterEach, beforeEach } from 'vitest';
 import { setCurrentTest } from './core.cjs';
 

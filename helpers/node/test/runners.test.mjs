@@ -76,10 +76,12 @@ for (const [name, spec] of [
   });
 }
 
+// Runs app.test.mjs with node --test; TRACEFORGE_URL is set as traceforge
+// sets it for the command it runs.
 async function nodeTest(dir, imports) {
   const args = [...imports.flatMap((m) => ['--import', m]), '--test', 'app.test.mjs'];
   // A node:test run of its own, not a child reporting to this one.
-  const env = { ...process.env, ECHO_URL: echo.url };
+  const env = { ...process.env, ECHO_URL: echo.url, TRACEFORGE_URL: echo.url };
   delete env.NODE_TEST_CONTEXT;
   try {
     return await run(process.execPath, args, { cwd: dir, env });
@@ -113,7 +115,7 @@ async function runRunner(bin, args, extraEnv = {}) {
   const binPath = path.join(runners, 'node_modules', ...bin.split('/'));
   assert.ok(existsSync(binPath), `${binPath} is missing: run npm ci in ${runners}`);
   writeFakeLib(runners);
-  const env = { ...process.env, ECHO_URL: echo.url, ...extraEnv };
+  const env = { ...process.env, ECHO_URL: echo.url, TRACEFORGE_URL: echo.url, ...extraEnv };
   delete env.NODE_TEST_CONTEXT;
   try {
     return await run(process.execPath, [binPath, ...args], { cwd: runners, env });

@@ -1,10 +1,12 @@
 // Unit tests of traceforge-source, in process: node --test test/
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import {
   HEADER,
   currentSource,
@@ -98,7 +100,7 @@ test('traceforgeFetch sends no header when the caller lies outside the root', as
 });
 
 test('causality attributes a call a library queues to the line that started it', async () => {
-  const f = traceforgeFetch({ root });
+  const f = traceforgeFetch({ root, causality: true });
   async function summarize() {
     return lib.queued(f, echo.url + 'queued'); // mark:queued
   }
@@ -113,6 +115,32 @@ test('without causality a queued call has no application frame', async () => {
   } finally {
     enableCausality();
   }
+});
+
+// A script in a project of its own, run with and without TRACEFORGE_URL.
+async function runQueuedScript(extraEnv) {
+  const app = path.join(tmp, 'app');
+  mkdirSync(app, { recursive: true });
+  writeFakeLib(app);
+  const script = [
+    `import { traceforgeFetch } from ${JSON.stringify(pathToFileURL(path.join(root, 'src', 'index.js')).href)};`,
+    "import { queued } from 'fakelib';",
+    'async function main() {',
+    '  console.log(await queued(traceforgeFetch(), process.env.ECHO_URL));',
+    '}',
+    'await main();',
+  ].join('\n');
+  writeFileSync(path.join(app, 'main.mjs'), script);
+  const env = { ...process.env, ECHO_URL: echo.url + 'script' };
+  delete env.TRACEFORGE_URL;
+  Object.assign(env, extraEnv);
+  const { stdout } = await promisify(execFile)(process.execPath, ['main.mjs'], { cwd: app, env });
+  return stdout.trim();
+}
+
+test('causality is on by default only while traceforge runs the app (TRACEFORGE_URL)', async () => {
+  assert.equal(await runQueuedScript({ TRACEFORGE_URL: 'http://127.0.0.1:1' }), 'main.mjs:4:main');
+  assert.equal(await runQueuedScript({}), '<none>');
 });
 
 test('withSource(fn) attributes calls in its scope to the line that called it', async () => {
