@@ -2,17 +2,10 @@
 // ChatOpenAI's client reads OPENAI_BASE_URL and OPENAI_API_KEY. LangChain sends
 // from its own queue, so no application frame is on the stack when fetch
 // runs: traceforgeFetch finds the line through async causality.
-import { ChatOpenAI } from '@langchain/openai';
-import { traceforgeFetch } from 'traceforge-source';
+import { chatModel } from './langchain-model.mjs';
 import * as s from './common.mjs';
 
-const model = new ChatOpenAI({
-  model: s.OPENAI_MODEL,
-  temperature: 0,
-  maxTokens: s.MAX_TOKENS,
-  modelKwargs: { seed: s.SEED },
-  configuration: { fetch: traceforgeFetch() },
-});
+const model = chatModel();
 
 async function plain(lines) {
   const msg = await model.invoke([['user', s.prompt('plain')]]);

@@ -1,22 +1,15 @@
 // LangChain JS under node:test with the runner setup loaded:
 // node --import ./node/setup-node-test.mjs node/runner.test.mjs plain|stream (from e2e/).
 // The mode's test makes one call and prints the framed transcript.
-import { ChatOpenAI } from '@langchain/openai';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { traceforgeFetch } from 'traceforge-source';
+import { chatModel } from './langchain-model.mjs';
 import * as s from './common.mjs';
 
 const mode = process.argv[2];
 assert.ok(['plain', 'stream'].includes(mode), `usage: runner.test.mjs plain|stream (got ${mode})`);
 
-const model = new ChatOpenAI({
-  model: s.OPENAI_MODEL,
-  temperature: 0,
-  maxTokens: s.MAX_TOKENS,
-  modelKwargs: { seed: s.SEED },
-  configuration: { fetch: traceforgeFetch() },
-});
+const model = chatModel();
 
 function print(lines) {
   process.stdout.write([`=== nodetest-node ${mode} ===`, ...lines, '=== end ==='].join('\n') + '\n');

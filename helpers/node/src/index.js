@@ -6,16 +6,4 @@
 //   const openai = new OpenAI({ fetch: traceforgeFetch() });
 //
 // The implementation is core.cjs (shared with Jest's CommonJS runtime).
-export {
-  HEADER,
-  currentSource,
-  disableCausality,
-  enableCausality,
-  enableNodeTestTracking,
-  encodeField,
-  formatSource,
-  setCurrentTest,
-  sourceFromStack,
-  traceforgeFetch,
-  withSource,
-} from './core.cjs';
+export * from './core.cjs';
