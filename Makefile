@@ -40,7 +40,7 @@ e2e:
 	@if [ -d e2e ]; then cd e2e && $(GO) test -count=1 ./...; fi
 
 # The Node package (node --test: unit, npm pack install, node:test, Vitest,
-# Jest) and the Python module (Debian's python3 with python3-httpx and
+# Jest, TypeScript types) and the Python module (Debian's python3 with python3-httpx and
 # python3-pytest; pytest's exit 5, no tests collected, fails too).
 helpers:
 	cd helpers/node && npm test

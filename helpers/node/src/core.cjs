@@ -61,7 +61,8 @@ function stackNow() {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = STACK_LIMIT;
   try {
-    return new Error().stack ?? '';
+    const stack = new Error().stack;
+    return typeof stack === 'string' ? stack : ''; // a foreign prepareStackTrace may return anything
   } catch {
     return '';
   } finally {

@@ -146,3 +146,13 @@ test('jest setup attributes a call with no application frame to the running test
   assert.equal(echo.seen.get('/jest-lost'), `billing.jest.cjs:${markerLine(file, 'jest-lost-test')}:billing%20sends%20the%20invoice%20summary`);
   assert.equal(echo.seen.get('/jest-queued'), `billing.jest.cjs:${markerLine(file, 'jest-queued')}:Object.<anonymous>`);
 });
+
+test('the TypeScript types resolve for every entry point and reject misuse', async () => {
+  const tsc = path.join(runners, 'node_modules', 'typescript', 'bin', 'tsc');
+  assert.ok(existsSync(tsc), `${tsc} is missing: run npm ci in ${runners}`);
+  try {
+    await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: runners });
+  } catch (err) {
+    assert.fail(`tsc -p fixtures/runners/tsconfig.json failed:\n${err.stdout}\n${err.stderr}`);
+  }
+});
