@@ -108,12 +108,12 @@ test('node:test setup attributes a call with no application frame to the running
 });
 
 // Vitest and Jest run in fixtures/runners, whose devDependencies (the runners,
-// and this package by folder) `npm ci` installs there.
+// TypeScript, and this package by folder) `npm install` installs there.
 const runners = path.join(pkgDir, 'fixtures', 'runners');
 
 async function runRunner(bin, args, extraEnv = {}) {
   const binPath = path.join(runners, 'node_modules', ...bin.split('/'));
-  assert.ok(existsSync(binPath), `${binPath} is missing: run npm ci in ${runners}`);
+  assert.ok(existsSync(binPath), `${binPath} is missing: run npm install in ${runners}`);
   writeFakeLib(runners);
   const env = { ...process.env, ECHO_URL: echo.url, TRACEFORGE_URL: echo.url, ...extraEnv };
   delete env.NODE_TEST_CONTEXT;
@@ -149,7 +149,7 @@ test('jest setup attributes a call with no application frame to the running test
 
 test('the TypeScript types resolve for every entry point and reject misuse', async () => {
   const tsc = path.join(runners, 'node_modules', 'typescript', 'bin', 'tsc');
-  assert.ok(existsSync(tsc), `${tsc} is missing: run npm ci in ${runners}`);
+  assert.ok(existsSync(tsc), `${tsc} is missing: run npm install in ${runners}`);
   try {
     await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: runners });
   } catch (err) {
