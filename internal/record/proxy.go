@@ -120,13 +120,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				c.skip = true
 				r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 					Message: "malformed " + source.Header + " header (" + serr.Error() + "); forwarded, not snapshotted",
-					Fix:     sourceFix})
+					Fix:     sourceFix(req.Header.Get("User-Agent"))})
 			}
 		} else {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 				Message: "no " + source.Header + " header: traceforge cannot tell which line made this call; forwarded, not snapshotted",
-				Fix:     sourceFix})
+				Fix:     sourceFix(req.Header.Get("User-Agent"))})
 		}
 		// Formats whose streams carry usage only on request get it asked
 		// for (DESIGN §11); the application's stream is stripped of it.
@@ -142,10 +142,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	c.start = r.now()
 	r.proxy.ServeHTTP(w, req)
 }
-
-// sourceFix says how to attribute calls (docs/sources.md has the details).
-const sourceFix = "set the " + source.Header + " header on every LLM call: in Go wrap the SDK's HTTP client with traceforge.SourceTransport; " +
-	"for the Node and Python SDKs use the snippets in docs/sources.md"
 
 // serveHit answers an --only-missing hit from the set.
 func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s *check.Snapshot) {
