@@ -33,7 +33,10 @@ type Assembler interface {
 // "obfuscation" is dropped. The message gets "role" (default "assistant"),
 // "content" (the concatenated deltas; null when there were none but the
 // message has tool calls, a refusal or a function call; "" otherwise),
-// "refusal" when any delta carried that key, "tool_calls" merged by tool
+// "refusal" when any delta carried that key, every other delta member
+// (reasoning_content, vendor members: strings concatenated in order, other
+// values the last one, null when only null was sent; DESIGN §12.10.2),
+// "tool_calls" merged by tool
 // index ({"id","type","function":{"name","arguments"}} with arguments
 // concatenated; custom tools' "custom.input" likewise; "type" defaults to the
 // kind of object sent), and the legacy "function_call" likewise. Logprobs
@@ -78,6 +81,37 @@ type choiceState struct {
 	finish      string
 	logprobs    map[string]any
 	extra       map[string]any
+	members     map[string]*member // delta members not in chatDeltaMembers
+}
+
+// member is an unknown delta member (reasoning_content, vendor fields):
+// strings are concatenated in order, other values keep the last one, and a
+// member only ever sent as null is kept as null (DESIGN §12.10.2).
+type member struct {
+	text  strings.Builder
+	isStr bool
+	last  any
+}
+
+func (m *member) add(v any) {
+	switch t := v.(type) {
+	case nil:
+	case string:
+		if !m.isStr {
+			m.isStr, m.last = true, nil
+		}
+		m.text.WriteString(t)
+	default:
+		m.isStr, m.last = false, t
+		m.text.Reset()
+	}
+}
+
+func (m *member) value() any {
+	if m.isStr {
+		return m.text.String()
+	}
+	return DeepCopy(m.last)
 }
 
 type toolState struct {
@@ -247,6 +281,20 @@ func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
 	ptr += "/delta"
 	if r, ok := delta["role"].(string); ok && r != "" {
 		st.role = r
+	}
+	for k, v := range delta {
+		if chatDeltaMembers[k] {
+			continue
+		}
+		if st.members == nil {
+			st.members = map[string]*member{}
+		}
+		m := st.members[k]
+		if m == nil {
+			m = &member{}
+			st.members[k] = m
+		}
+		m.add(v)
 	}
 	switch t := delta["content"].(type) {
 	case string:
@@ -430,7 +478,10 @@ func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {
 		c["text"] = st.content.String()
 		return c
 	}
-	msg := map[string]any{}
+	msg := make(map[string]any, len(st.members)+4)
+	for k, m := range st.members {
+		msg[k] = m.value()
+	}
 	role := st.role
 	if role == "" {
 		role = "assistant"

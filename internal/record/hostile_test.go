@@ -1,0 +1,151 @@
+package record_test
+
+// Regression tests for the defects a hostile upstream and client found
+// (issue 19, DESIGN §12.10).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// scripted is an OpenAI-compatible upstream that answers every chat call
+// with plain (JSON) or, when the request streams, with stream (SSE).
+func scripted(t *testing.T, plain, stream string) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(b, &req)
+		if req.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, stream)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, plain)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// scriptedProxy is a proxy whose OpenAI upstream is up.
+func scriptedProxy(t *testing.T, dir string, up *httptest.Server) *proxy {
+	t.Helper()
+	fake := startFake(t, fakeupstream.Options{})
+	return newProxy(t, dir, fake, func(c *record.Config) { c.OpenAIUpstream = up.URL + "/v1" })
+}
+
+const vendorPlain = `{"id":"chatcmpl-v","object":"chat.completion","created":1767954600,"model":"deepseek-r1",
+"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":{"role":"assistant","content":"Paris.",
+"reasoning_content":"The user asks for the capital of France. It is Paris.","vendor_meta":{"route":"b","tries":2}}}],
+"usage":{"prompt_tokens":9,"completion_tokens":20,"total_tokens":29}}`
+
+const vendorStream = `data: {"id":"chatcmpl-v","object":"chat.completion.chunk","created":1767954600,"model":"deepseek-r1","choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning_content":"The user asks "},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-v","object":"chat.completion.chunk","created":1767954600,"model":"deepseek-r1","choices":[{"index":0,"delta":{"reasoning_content":"for the capital of France. It is Paris.","vendor_meta":{"route":"a"}},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-v","object":"chat.completion.chunk","created":1767954600,"model":"deepseek-r1","choices":[{"index":0,"delta":{"content":"Paris.","reasoning_content":null,"vendor_meta":{"route":"b","tries":2}},"logprobs":null,"finish_reason":"stop"}]}
+
+data: {"id":"chatcmpl-v","object":"chat.completion.chunk","created":1767954600,"model":"deepseek-r1","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":20,"total_tokens":29}}
+
+data: [DONE]
+
+`
+
+func firstMessage(t *testing.T, body map[string]any) string {
+	t.Helper()
+	choices, _ := body["choices"].([]any)
+	if len(choices) == 0 {
+		t.Fatalf("no choices in %v", body)
+	}
+	msg := choices[0].(map[string]any)["message"]
+	b, err := snapshot.Canonical(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestVendorMembersSurviveRecordAndReplay (§12.10.2): an upstream that
+// sends reasoning_content and a non-string vendor member, recorded plain
+// and streamed, gives the same stored message; both snapshots replay it
+// plain and streamed.
+func TestVendorMembersSurviveRecordAndReplay(t *testing.T) {
+	up := scripted(t, vendorPlain, vendorStream)
+	want := ""
+	for _, stream := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+		p := scriptedProxy(t, dir, up)
+		body := openaiChat("Capital of France?")
+		if stream {
+			body = streamed(body)
+		}
+		r := p.do("/v1/chat/completions", body, nil)
+		if r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		if s := p.finish(); s.Failed() {
+			t.Fatalf("run failed:\n%s", summaryText(s))
+		}
+		set := verifySet(t, dir)
+		if len(set.Snapshots) != 1 {
+			t.Fatalf("%d snapshots", len(set.Snapshots))
+		}
+		s := set.Snapshots[0]
+		stored := firstMessage(t, s.Record.Response.Body)
+		if !strings.Contains(stored, `"reasoning_content":"The user asks for the capital of France. It is Paris."`) ||
+			!strings.Contains(stored, `"vendor_meta":{"route":"b","tries":2}`) {
+			t.Fatalf("stream=%v: stored message lacks a member: %s", stream, stored)
+		}
+		if want == "" {
+			want = stored
+		} else if stored != want {
+			t.Fatalf("streamed snapshot's message\n%s\ndiffers from the plain one\n%s", stored, want)
+		}
+		// Replay this snapshot both ways.
+		for _, replayStream := range []bool{false, true} {
+			rb := openaiChat("Capital of France?")
+			if replayStream {
+				rb = streamed(rb)
+			}
+			raw, _ := json.Marshal(rb)
+			req, err := registry.Parse(http.MethodPost, "/v1/chat/completions", http.Header{}, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := httptest.NewRecorder()
+			if _, err := replay.Respond(context.Background(), rec, req, s, replay.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if replayStream {
+				a := req.Format.NewAssembler()
+				_, _ = a.Write(rec.Body.Bytes())
+				if got, err = a.Done(); err != nil {
+					t.Fatal(err)
+				}
+			} else if got, err = provider.Decode(bytes.TrimSpace(rec.Body.Bytes())); err != nil {
+				t.Fatal(err)
+			}
+			if m := firstMessage(t, got); m != want {
+				t.Errorf("recorded stream=%v, replayed stream=%v: message\n%s\nwant\n%s", stream, replayStream, m, want)
+			}
+		}
+	}
+}
