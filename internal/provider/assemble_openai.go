@@ -39,7 +39,10 @@ type Assembler interface {
 // "tool_calls" merged by tool
 // index ({"id","type","function":{"name","arguments"}} with arguments
 // concatenated; custom tools' "custom.input" likewise; "type" defaults to the
-// kind of object sent), and the legacy "function_call" likewise. Logprobs
+// kind of object sent), and the legacy "function_call" likewise. Tool-call
+// deltas that contradict each other — an index whose id or name changes, a
+// gap in the indexes, arguments for an index no delta opened with an id or
+// a name — are an error wrapping ErrInconsistent (DESIGN §12.10.3). Logprobs
 // arrays are concatenated. Usage comes from the chunk that carries a non-null
 // "usage" (the usage-only chunk of stream_options.include_usage).
 //
@@ -361,10 +364,28 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 		}
 	}
 	st.lastTool = ti
+	name := ""
+	for _, kind := range []string{"function", "custom"} {
+		if fm, ok := t[kind].(map[string]any); ok {
+			if n, _ := fm["name"].(string); n != "" {
+				name = n
+			}
+		}
+	}
 	ts := st.tools[ti]
 	if ts == nil {
+		// The first delta of an index opens the call: it names it.
+		if id == "" && name == "" {
+			return inconsistent("%s: tool call %d gets arguments but no delta opened it (no id, no name)", ptr, ti)
+		}
 		ts = &toolState{}
 		st.tools[ti] = ts
+	}
+	if id != "" && ts.id != "" && ts.id != id {
+		return inconsistent("%s: tool call %d changes its id from %q to %q", ptr, ti, ts.id, id)
+	}
+	if name != "" && ts.name != "" && ts.name != name {
+		return inconsistent("%s: tool call %d changes its name from %q to %q", ptr, ti, ts.name, name)
 	}
 	if id != "" && ts.id == "" {
 		ts.id = id
@@ -394,6 +415,11 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// inconsistent is an ErrInconsistent (and ErrMalformed) error.
+func inconsistent(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: "+format, append([]any{ErrMalformed, ErrInconsistent}, args...)...)
 }
 
 // mergeLogprobs concatenates the array members of streamed logprobs objects
@@ -437,6 +463,9 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 		if a.choices[i].finish == "" {
 			return nil, fmt.Errorf("%w: choice %d has no finish_reason", ErrBrokenStream, i)
 		}
+		if err := a.choices[i].toolGap(i); err != nil {
+			return nil, err
+		}
 	}
 	if !a.sawDone && a.usageKey && a.usage == nil {
 		return nil, fmt.Errorf("%w: stream ended before its usage chunk and [DONE]", ErrBrokenStream)
@@ -460,6 +489,17 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 		body["usage"] = DeepCopy(a.usage)
 	}
 	return body, nil
+}
+
+// toolGap reports a gap in the tool-call indexes of choice i (0 then 2):
+// the SDKs fail on such a stream live, so it must not replay.
+func (st *choiceState) toolGap(i int64) error {
+	for k := range st.tools {
+		if k >= int64(len(st.tools)) {
+			return inconsistent("choice %d: tool call indexes have a gap (%d calls, index %d)", i, len(st.tools), k)
+		}
+	}
+	return nil
 }
 
 func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {

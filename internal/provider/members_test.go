@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -97,5 +98,44 @@ data: [DONE]
 	}
 	if msg["mixed"] != "s1s2" {
 		t.Fatalf("mixed = %v", msg["mixed"])
+	}
+}
+
+// TestInconsistentToolCallDeltasRefused (DESIGN §12.10.3): the SDKs
+// disagree on these streams (openai-node keeps the last id and name,
+// traceforge kept the first; a gap makes the SDK throw), so each is an
+// ErrInconsistent error naming what is wrong, never a guessed message.
+func TestInconsistentToolCallDeltasRefused(t *testing.T) {
+	ev := func(delta string) string {
+		return `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	end := `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+	open := func(i int, id, name string) string {
+		return ev(`{"tool_calls":[{"index":` + string(rune('0'+i)) + `,"id":"` + id + `","type":"function","function":{"name":"` + name + `","arguments":""}}]}`)
+	}
+	args := func(i int, a string) string {
+		return ev(`{"tool_calls":[{"index":` + string(rune('0'+i)) + `,"function":{"arguments":"` + a + `"}}]}`)
+	}
+	for _, c := range []struct{ name, stream, want string }{
+		{"id changes", open(0, "call_a", "get_weather") + args(0, "{}") + open(0, "call_b", "get_weather") + end, `changes its id from "call_a" to "call_b"`},
+		{"name changes", open(0, "call_a", "get_weather") + ev(`{"tool_calls":[{"index":0,"function":{"name":"get_time","arguments":"{}"}}]}`) + end, `changes its name from "get_weather" to "get_time"`},
+		{"gap", open(0, "call_a", "f") + args(0, "{}") + open(2, "call_c", "g") + args(2, "{}") + end, "gap"},
+		{"never opened", open(0, "call_a", "f") + args(0, "{}") + args(1, "{}") + end, "tool call 1 gets arguments but no delta opened it"},
+	} {
+		_, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(c.stream))
+		if !errors.Is(err, provider.ErrInconsistent) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want ErrInconsistent mentioning %q", c.name, err, c.want)
+		}
+	}
+	// The same name repeated on every delta, and out-of-order indexes
+	// without a gap, are consistent.
+	ok := open(1, "call_b", "g") + open(0, "call_a", "f") + ev(`{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}`) + args(1, "{}") + end
+	body, err := assemble(provider.OpenAI, provider.ChatCompletions, []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := message(t, body)["tool_calls"].([]any)
+	if len(calls) != 2 || calls[0].(map[string]any)["id"] != "call_a" {
+		t.Fatalf("tool calls %v", calls)
 	}
 }

@@ -149,3 +149,37 @@ func TestVendorMembersSurviveRecordAndReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestInconsistentToolStreamNotSnapshotted (§12.10.3): a stream whose tool
+// call changes its id and name on one index is passed to the application
+// but not snapshotted, with the reason, and the run fails (record exits 1).
+func TestInconsistentToolStreamNotSnapshotted(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+	}
+	stream := chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}`, "null") +
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Paris\"}"}}]}`, "null") +
+		chunk(`{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]}`, "null") +
+		chunk(`{}`, `"tool_calls"`) +
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}` + "\n\ndata: [DONE]\n\n"
+	up := scripted(t, vendorPlain, stream)
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := scriptedProxy(t, dir, up)
+	r := p.do("/v1/chat/completions", streamed(withTools("openai", openaiChat("Weather?"))), nil)
+	if r.status != 200 || !strings.Contains(string(r.body), "call_b") {
+		t.Fatalf("the application did not get the stream: %d %s", r.status, r.body)
+	}
+	s := p.finish()
+	if !s.Failed() || !hasKind(s, record.KindBadResponse) {
+		t.Fatalf("run not failed with bad-response:\n%s", summaryText(s))
+	}
+	text := summaryText(s)
+	for _, want := range []string{"not snapshotted", `changes its id from "call_a" to "call_b"`, "refused, not guessed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if n := len(snapshots(t, dir)); n != 0 {
+		t.Fatalf("%d snapshots written", n)
+	}
+}

@@ -180,7 +180,10 @@ func (r *Recorder) complete(t *tee) {
 	if t.sse {
 		b, err := t.asm.Done()
 		if err != nil {
-			if errors.Is(err, provider.ErrBrokenStream) {
+			if errors.Is(err, provider.ErrInconsistent) {
+				fail(KindBadResponse, fmt.Sprintf("the stream contradicts itself (%v): the SDKs disagree on what such a stream means, so it is refused, not guessed; not snapshotted", err),
+					"record again; if the upstream keeps sending such tool-call deltas, record the call without streaming")
+			} else if errors.Is(err, provider.ErrBrokenStream) {
 				fail(KindBroken, fmt.Sprintf("the stream ended before it was complete (%v); not snapshotted", err), "record again; a stream cut mid-way is never saved")
 			} else {
 				fail(KindBadResponse, fmt.Sprintf("the stream is not the provider's shape (%v); not snapshotted", err), "check that the upstream speaks the "+string(c.req.Provider)+" wire format")
