@@ -132,7 +132,7 @@ func recordRun(o *recordOptions) error {
 		if loopsBack(u, bound) {
 			ln.Close()
 			return usageErr("point --openai-upstream / --anthropic-upstream at the real API, or unset the "+
-				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", u.Redacted())
+				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
 		}
 	}
 	var named []string // the addresses whose host names the server answers to

@@ -339,8 +339,9 @@ func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp   string
-	openaiKey, anthropicKey string
+	openaiUp, anthropicUp       string
+	openaiShown, anthropicShown string // serve.RedactURL of each, for people
+	openaiKey, anthropicKey     string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
@@ -351,6 +352,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 		return nil, err
 	}
 	s.openaiUp, s.anthropicUp = oa.String(), an.String()
+	s.openaiShown, s.anthropicShown = serve.RedactURL(oa), serve.RedactURL(an)
 	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
 	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
 	return &s, nil
@@ -364,10 +366,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] && s.openaiKey == "" {
-		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiUp+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
+		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiShown+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
 	}
 	if need["anthropic"] && s.anthropicKey == "" {
-		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicUp+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -386,10 +388,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] {
-		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiUp)
+		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiShown)
 	}
 	if need["anthropic"] {
-		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicUp)
+		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	rep.LiveRuns = o.Runs
 	ctx, cancel := o.context()

@@ -183,3 +183,38 @@ func TestInconsistentToolStreamNotSnapshotted(t *testing.T) {
 		t.Fatalf("%d snapshots written", n)
 	}
 }
+
+// gatewaySecret is a key a gateway takes in its URL's query.
+const gatewaySecret = "gw-secret-4f9a2c71e0"
+
+// TestUpstreamURLCredentialsNeverShown (§12.10.4): an upstream URL with a
+// key in its query (and the failed call's URL in the transport's error)
+// never appears in the 502 body sent to the application, the summary or
+// the log; the query's names stay, their values read REDACTED.
+func TestUpstreamURLCredentialsNeverShown(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // connection refused from now on
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	fake := startFake(t, fakeupstream.Options{})
+	p := newProxy(t, dir, fake, func(c *record.Config) {
+		c.OpenAIUpstream = deadURL + "/v1?api-key=" + gatewaySecret + "&tenant=acme-tenant-77"
+	})
+	r := p.do("/v1/chat/completions", openaiChat("Hello?"), nil)
+	if r.status != http.StatusBadGateway {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	oa, _ := p.rec.Upstreams()
+	s := p.finish()
+	channels := map[string]string{"502 body": string(r.body), "summary": summaryText(s), "log": p.log.String(), "Upstreams": oa}
+	for name, text := range channels {
+		for _, secret := range []string{gatewaySecret, "acme-tenant-77"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows %q: %s", name, secret, text)
+			}
+		}
+	}
+	if !strings.Contains(string(r.body), "/v1?api-key=REDACTED&tenant=REDACTED") || !strings.Contains(oa, "api-key=REDACTED") {
+		t.Errorf("the redacted URL is not shown: %s / %s", r.body, oa)
+	}
+}

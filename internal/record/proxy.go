@@ -473,7 +473,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 	clientGone := req.Context().Err() != nil
 	if c != nil && !c.skip {
 		pr := &problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
-			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", serve.RedactURL(base), err),
+			Message: fmt.Sprintf("upstream %s could not be reached (%s); the application got a 502, not snapshotted", serve.RedactURL(base), serve.RedactURLIn(err.Error(), base, req.URL)),
 			Fix:     fix}
 		if clientGone {
 			pr.Kind = KindClientClosed
@@ -489,7 +489,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
-	body := f.ErrorBody(f.ErrorType(http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+err.Error())
+	body := f.ErrorBody(f.ErrorType(http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+serve.RedactURLIn(err.Error(), base, req.URL))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(append(body, '\n'))

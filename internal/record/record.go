@@ -250,9 +250,10 @@ func New(cfg Config) (*Recorder, error) {
 	return r, nil
 }
 
-// Upstreams returns the upstream base URLs in use.
+// Upstreams returns the upstream base URLs in use, as shown to people
+// (serve.RedactURL: no user info, query values REDACTED).
 func (r *Recorder) Upstreams() (openai, anthropic string) {
-	return r.openai.String(), r.anthropic.String()
+	return serve.RedactURL(r.openai), serve.RedactURL(r.anthropic)
 }
 
 // Handler is the proxy. Whoever serves it wraps it in the shared safety

@@ -1,0 +1,99 @@
+package cli
+
+// Regression tests for the CLI defects a hostile upstream and client found
+// (issue 19, DESIGN §12.10).
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// urlSecret is a gateway key carried in an upstream URL.
+const urlSecret = "gw-key-7d1e0b9a55c3"
+
+// noSecret fails when any channel shows urlSecret (or the user-info
+// password of the refusal case).
+func noSecret(t *testing.T, what string, channels map[string]string) {
+	t.Helper()
+	for name, text := range channels {
+		for _, s := range []string{urlSecret, "pw-8c2f61d0"} {
+			if strings.Contains(text, s) {
+				t.Errorf("%s: %s shows %q:\n%s", what, name, s, text)
+			}
+		}
+	}
+}
+
+// TestUpstreamURLSecretsNeverPrinted (§12.10.4): an upstream URL whose
+// query carries a key (OPENAI_BASE_URL="http://host/v1?api-key=…") or whose
+// user info carries a password is never printed whole: not in record's
+// banner and summary, not in verify --live's text and JSON reports, not in
+// the refusals of a bad or self-looping upstream. Every channel is grepped.
+func TestUpstreamURLSecretsNeverPrinted(t *testing.T) {
+	e := newRecEnv(t)
+	e.env["OPENAI_BASE_URL"] = e.fake.URL + "/v1?api-key=" + urlSecret
+	e.env["ANTHROPIC_BASE_URL"] = e.fake.URL
+	code, out, errOut := e.run(append([]string{"record", "--"}, e.helper("openai:Hello gateway", 0)...)...)
+	if code != 0 {
+		t.Fatalf("record: exit %d\n%s\n%s", code, out, errOut)
+	}
+	noSecret(t, "record", map[string]string{"stdout": out, "stderr": errOut})
+	if !strings.Contains(errOut, "/v1?api-key=REDACTED") {
+		t.Errorf("the banner does not name the upstream redacted:\n%s", errOut)
+	}
+	for rel, b := range e.files() {
+		noSecret(t, "record", map[string]string{rel: string(b)})
+	}
+
+	// verify --live against the same kind of URL, unreachable: text and
+	// JSON reports.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	e.env["OPENAI_BASE_URL"] = deadURL + "/v1?api-key=" + urlSecret
+	e.env["OPENAI_API_KEY"] = "sk-test-live"
+	code, out, errOut = e.run("verify", "--live")
+	if code != 1 {
+		t.Fatalf("verify --live: exit %d\n%s\n%s", code, out, errOut)
+	}
+	noSecret(t, "verify --live", map[string]string{"stdout": out, "stderr": errOut})
+	if !strings.Contains(out+errOut, "api-key=REDACTED") {
+		t.Errorf("the live report does not name the upstream redacted:\n%s\n%s", out, errOut)
+	}
+	report := filepath.Join(e.root, "live.json")
+	code, out, errOut = e.run("verify", "--live", "--format", "json", "--output", report)
+	data, err := os.ReadFile(report)
+	if code != 1 || err != nil {
+		t.Fatalf("verify --live --format json: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	noSecret(t, "verify --live --format json", map[string]string{"stdout": out, "stderr": errOut, "report": string(data)})
+
+	// Refusals: user info, a self-loop.
+	code, out, errOut = e.run("record", "--openai-upstream", "http://me:pw-8c2f61d0@127.0.0.1:1/v1", "--", "true")
+	if code != 2 {
+		t.Fatalf("user info: exit %d\n%s", code, errOut)
+	}
+	noSecret(t, "user-info refusal", map[string]string{"stdout": out, "stderr": errOut})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	code, out, errOut = e.run("record", "--listen", "127.0.0.1:"+port, "--openai-upstream", "http://127.0.0.1:"+port+"/v1?api-key="+urlSecret)
+	if code != 2 || !strings.Contains(errOut, "this traceforge server itself") {
+		t.Fatalf("self-loop: exit %d\n%s", code, errOut)
+	}
+	noSecret(t, "self-loop refusal", map[string]string{"stdout": out, "stderr": errOut})
+	code, out, errOut = e.run("record", "--openai-upstream", "http://127.0.0.1:1/v1?api-key="+urlSecret+"\x7f", "--", "true")
+	if code != 2 {
+		t.Fatalf("bad URL: exit %d\n%s", code, errOut)
+	}
+	noSecret(t, "bad-URL refusal", map[string]string{"stdout": out, "stderr": errOut})
+}
