@@ -97,3 +97,21 @@ func TestUpstreamURLSecretsNeverPrinted(t *testing.T) {
 	}
 	noSecret(t, "bad-URL refusal", map[string]string{"stdout": out, "stderr": errOut})
 }
+
+// TestDashWithoutCommand (§12.10.6): `record --` used to start the
+// foreground server (hanging CI) and `verify --` to exit 0 having replayed
+// nothing; both are usage errors now, and neither starts anything.
+func TestDashWithoutCommand(t *testing.T) {
+	for _, args := range [][]string{{"record", "--"}, {"verify", "--"}, {"record", "--openai-upstream", "http://127.0.0.1:1/v1", "--"}} {
+		root := t.TempDir()
+		writeBase(t, filepath.Join(root, ".ai-snapshots"))
+		io, out, errOut := testStreams(t, root)
+		code := Main(args, io)
+		if code != ExitUsage || !strings.Contains(errOut.String(), "-- is not followed by a command") || !strings.Contains(errOut.String(), "hint: ") {
+			t.Errorf("%v: exit %d, want 2 with the reason\n%s", args, code, errOut)
+		}
+		if strings.Contains(out.String(), "export ") {
+			t.Errorf("%v: a server started:\n%s", args, out)
+		}
+	}
+}

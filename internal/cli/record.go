@@ -61,13 +61,11 @@ Exit codes: 0 every call snapshotted (with a command: the command's code),
 1 a call could not be snapshotted or a snapshot was refused, 2 usage or
 configuration error (flags, config, lock held, bind failure, command not found).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "record")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.listenSet = cmd.Flags().Changed("listen")
 			return runF(opts)
 		},

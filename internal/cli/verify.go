@@ -91,13 +91,11 @@ command's own exit code.`,
   traceforge verify --serve --listen 127.0.0.1:8787
   traceforge verify --live --runs 5 --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "verify")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
 			return runF(opts)
