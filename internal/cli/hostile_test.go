@@ -115,3 +115,23 @@ func TestDashWithoutCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDirNamingAFile (§12.10.6): --dir naming a file says it is not a
+// directory (it used to say "does not exist"), exit 2, for every command.
+func TestDirNamingAFile(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--dir", "notes.txt", "verify"},
+		{"--dir", "notes.txt", "record", "--openai-upstream", "http://127.0.0.1:1/v1", "--", "true"},
+		{"--dir", "notes.txt", "snapshot", "list"},
+	} {
+		io, _, errOut := testStreams(t, root)
+		code := Main(args, io)
+		if code != ExitUsage || !strings.Contains(errOut.String(), "notes.txt is a file") || strings.Contains(errOut.String(), "does not exist") {
+			t.Errorf("%v: exit %d\n%s", args, code, errOut)
+		}
+	}
+}
