@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -217,4 +220,79 @@ func TestUpstreamURLCredentialsNeverShown(t *testing.T) {
 	if !strings.Contains(string(r.body), "/v1?api-key=REDACTED&tenant=REDACTED") || !strings.Contains(oa, "api-key=REDACTED") {
 		t.Errorf("the redacted URL is not shown: %s / %s", r.body, oa)
 	}
+}
+
+// TestOneKeyManySourcesNeverRewritten (§12.10.6, §11 "Source"): 32 calls
+// with one key from 32 places keep the smallest source; recording them
+// again, in another order, leaves the file alone — same inode, same bytes,
+// no "source updated" — and a genuine move is written once.
+func TestOneKeyManySourcesNeverRewritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	fake := startFake(t, fakeupstream.Options{})
+	src := func(line int) map[string]string {
+		return map[string]string{"X-Traceforge-Source": "app/agent.go:" + strconv.Itoa(line) + ":Ask"}
+	}
+	run := func(lines ...int) (*render.RecordSummary, string) {
+		p := newProxy(t, dir, fake, nil)
+		id := ""
+		for _, l := range lines {
+			r := p.do("/v1/chat/completions", openaiChat("Same question everywhere"), src(l))
+			if r.status != 200 {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			id = r.header.Get(provider.HeaderSnapshotID)
+		}
+		s := p.finish()
+		if s.Failed() {
+			t.Fatalf("run failed:\n%s", summaryText(s))
+		}
+		return s, filepath.Join(dir, "openai", id+".json")
+	}
+	var up, down, moved []int
+	for l := 1; l <= 32; l++ {
+		up = append(up, 10+l)
+		down = append(down, 43-l)
+	}
+	for l := 40; l >= 38; l-- {
+		moved = append(moved, l)
+	}
+	_, file := run(down...)
+	if rec := readRecord(t, mustRead(t, file)); rec["source"].(map[string]any)["line"] != json.Number("11") {
+		t.Fatalf("first run stored source %v, want the smallest (line 11)", rec["source"])
+	}
+	before, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeBytes := mustRead(t, file)
+	for _, order := range [][]int{down, up} {
+		s, _ := run(order...)
+		after, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(before, after) || !bytes.Equal(beforeBytes, mustRead(t, file)) {
+			t.Fatalf("the unchanged snapshot was rewritten")
+		}
+		if s.SourceUpdated != 0 || s.Unchanged != 32 {
+			t.Fatalf("summary: %d source updated, %d unchanged; want 0 and 32\n%s", s.SourceUpdated, s.Unchanged, summaryText(s))
+		}
+	}
+	s, _ := run(moved...)
+	if s.SourceUpdated != 1 || s.Unchanged != 2 {
+		t.Fatalf("moved call: %d source updated, %d unchanged; want 1 and 2", s.SourceUpdated, s.Unchanged)
+	}
+	if rec := readRecord(t, mustRead(t, file)); rec["source"].(map[string]any)["line"] != json.Number("38") {
+		t.Fatalf("moved call stored source %v, want line 38", rec["source"])
+	}
+	verifySet(t, dir)
+}
+
+func mustRead(t *testing.T, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
