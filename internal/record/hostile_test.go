@@ -296,3 +296,42 @@ func mustRead(t *testing.T, file string) []byte {
 	}
 	return b
 }
+
+// TestClientHangUpIsTheClients (§12.10.6): an application that hangs up
+// in the middle of a stream is reported as the client's doing, not as an
+// upstream that broke off.
+func TestClientHangUpIsTheClients(t *testing.T) {
+	first := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Once"},"finish_reason":null}]}` + "\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes while anyone listens
+	}))
+	t.Cleanup(up.Close)
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := scriptedProxy(t, dir, up)
+	raw, _ := json.Marshal(streamed(openaiChat("Tell me a long story")))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.srv.URL+"/v1/chat/completions", bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Traceforge-Source", srcHeader)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len("data: "))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the application hangs up
+	resp.Body.Close()
+	s := p.finish()
+	if !hasKind(s, record.KindClientClosed) || hasKind(s, record.KindBroken) {
+		t.Fatalf("kinds %v, want client-closed only:\n%s", problemKinds(s), summaryText(s))
+	}
+	if text := summaryText(s); strings.Contains(text, "upstream answer broke off") {
+		t.Fatalf("blamed on the upstream:\n%s", text)
+	}
+}

@@ -297,7 +297,7 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
-	t := &tee{r: r, c: c, src: resp.Body}
+	t := &tee{r: r, c: c, src: resp.Body, ctx: resp.Request.Context()}
 	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if resp.Uncompressed || t.encoding == "identity" {

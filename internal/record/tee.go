@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ type tee struct {
 	r   *Recorder
 	c   *call
 	src io.ReadCloser
+	ctx context.Context // the call's: done when the application hung up
 
 	sse          bool
 	encoding     string // Content-Encoding of src ("" = identity)
@@ -123,6 +125,12 @@ func (t *tee) end(err error) {
 			return
 		}
 		c := t.c
+		if t.ctx != nil && t.ctx.Err() != nil {
+			// The read failed because the application hung up (its
+			// request's context ended), not because the upstream did.
+			t.clientClosed()
+			return
+		}
 		kind, msg := KindBroken, fmt.Sprintf("the upstream answer broke off before it was complete (%v); the application saw the same; not snapshotted", err)
 		if errors.Is(err, errUnsupportedEncoding) {
 			kind, msg = KindBadResponse, fmt.Sprintf("%v; not snapshotted", err)
@@ -134,13 +142,16 @@ func (t *tee) end(err error) {
 
 func (t *tee) Close() error {
 	err := t.src.Close()
-	t.once.Do(func() {
-		c := t.c
-		t.r.addProblem(&problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
-			Message: "the application stopped reading before the answer was complete; not snapshotted",
-			Fix:     "let the call finish (check the application's timeouts) and record again"})
-	})
+	t.once.Do(t.clientClosed)
 	return err
+}
+
+// clientClosed lists the call as ended by the application.
+func (t *tee) clientClosed() {
+	c := t.c
+	t.r.addProblem(&problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+		Message: "the application stopped reading before the answer was complete; not snapshotted",
+		Fix:     "let the call finish (check the application's timeouts) and record again"})
 }
 
 // complete turns a finished answer into a snapshot (or a listed problem).
