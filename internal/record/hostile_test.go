@@ -335,3 +335,23 @@ func TestClientHangUpIsTheClients(t *testing.T) {
 		t.Fatalf("blamed on the upstream:\n%s", text)
 	}
 }
+
+// TestUnkeyableCallsNameTheirSource (§12.10.6): a call whose body cannot
+// be keyed, or whose path no format covers, is listed with the source it
+// carried, so the user can find the line that made it.
+func TestUnkeyableCallsNameTheirSource(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, startFake(t, fakeupstream.Options{}), nil)
+	p.do("/v1/chat/completions", []byte(`{"model": "gpt-4o-mini", "messages": [`), map[string]string{"X-Traceforge-Source": "app/broken.go:7:Send"})
+	p.do("/v1/embeddings", map[string]any{"model": "text-embedding-3-small", "input": "x"}, map[string]string{"X-Traceforge-Source": "app/embed.go:9:Embed"})
+	s := p.finish()
+	if !hasKind(s, record.KindBadRequest) || !hasKind(s, record.KindUnknownPath) {
+		t.Fatalf("kinds %v", problemKinds(s))
+	}
+	text := summaryText(s)
+	for _, want := range []string{"POST /v1/chat/completions from app/broken.go:7:Send", "POST /v1/embeddings from app/embed.go:9:Embed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -75,8 +75,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	c := &call{arrival: arrival, method: req.Method, path: req.URL.Path, original: body, upstream: body}
-	srcValue := req.Header.Get(source.Header)
 	srcPresent := len(req.Header.Values(source.Header)) > 0
+	// The source names the call in every problem, including those of
+	// calls that cannot be keyed (DESIGN §12.10.6).
+	src, serr := source.Parse(req.Header.Get(source.Header))
+	if srcPresent && serr == nil {
+		c.src = src
+	}
 	req.Header.Del(source.Header)
 	r.mu.Lock()
 	r.counts.calls++
@@ -113,10 +118,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 		if srcPresent {
-			s, serr := source.Parse(srcValue)
-			if serr == nil {
-				c.src = s
-			} else {
+			if serr != nil {
 				c.skip = true
 				r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 					Message: "malformed " + source.Header + " header (" + serr.Error() + "); forwarded, not snapshotted",
