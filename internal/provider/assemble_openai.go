@@ -24,6 +24,16 @@ type Assembler interface {
 	Done() (map[string]any, error)
 }
 
+// SizedAssembler is the optional capability of an assembler that can tell
+// about how many bytes of message it holds (text, arguments, other
+// accumulated members). The recording proxy then applies the snapshot size
+// cap to the message rather than to the stream's bytes, whose framing can be
+// thirty times larger (DESIGN §12.10.6); an assembler without it is capped
+// by the bytes it was fed.
+type SizedAssembler interface {
+	Held() int64
+}
+
 // NewAssembler returns the assembler of one OpenAI stream.
 //
 // Chat completions: chunks are merged by choice index into
@@ -70,6 +80,8 @@ type openaiAssembler struct {
 	usage       map[string]any
 	meta        map[string]any
 	choices     map[int64]*choiceState
+	lpBytes     int64 // data of events whose choices carried logprobs
+	eventSize   int   // data size of the event being applied
 }
 
 type choiceState struct {
@@ -145,6 +157,7 @@ func (a *openaiAssembler) event(ev SSEEvent) error {
 		a.sawDone = true
 		return nil
 	}
+	a.eventSize = len(data)
 	v, err := DecodeValue(data)
 	if ev.Name == "error" {
 		a.streamErr = StreamError(ev.Num, v)
@@ -259,6 +272,9 @@ func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
 			}
 			st.content.WriteString(s)
 		case "logprobs":
+			if v != nil {
+				a.lpBytes += int64(a.eventSize)
+			}
 			mergeLogprobs(st, v)
 		default:
 			if v == nil {
@@ -442,6 +458,25 @@ func mergeLogprobs(st *choiceState, v any) {
 			st.logprobs[k] = e
 		}
 	}
+}
+
+// Held is the size of the text, arguments and members accumulated so far,
+// plus the data of the events that carried logprobs.
+func (a *openaiAssembler) Held() int64 {
+	n := a.lpBytes
+	for _, st := range a.choices {
+		n += int64(st.content.Len() + st.refusal.Len())
+		for _, m := range st.members {
+			n += int64(m.text.Len())
+		}
+		for _, ts := range st.tools {
+			n += int64(ts.args.Len())
+		}
+		if st.fn != nil {
+			n += int64(st.fn.args.Len())
+		}
+	}
+	return n
 }
 
 func (a *openaiAssembler) Done() (map[string]any, error) {

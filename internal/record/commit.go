@@ -172,8 +172,8 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any) boo
 	if err != nil {
 		return refuse("cannot encode the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
 	}
-	if int64(len(data)) > snapshot.MaxSnapshotFileSize {
-		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), snapshot.MaxSnapshotFileSize>>20), nil, "lower max_tokens for the recorded calls")
+	if int64(len(data)) > maxSnapshot {
+		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), maxSnapshot>>20), nil, "lower max_tokens for the recorded calls")
 	}
 	v, err := snapshot.Decode(data)
 	if err != nil {

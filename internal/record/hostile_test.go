@@ -5,6 +5,7 @@ package record_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -353,5 +354,83 @@ func TestUnkeyableCallsNameTheirSource(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// bigStream is an OpenAI chat stream carrying a size-byte answer in 4-byte
+// pieces, each in a full chunk: about 45 bytes of SSE per byte of answer,
+// the ratio of a 5.4 MB answer sent as 198 MB.
+func bigStream(size int) string {
+	var b strings.Builder
+	piece := "abc "
+	head := `data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1767954600,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_560af6e559","choices":[{"index":0,"delta":{"content":"`
+	for n := 0; n < size; n += len(piece) {
+		b.WriteString(head + piece + `"},"logprobs":null,"finish_reason":null}],"obfuscation":"Xq3v9LbT2"}` + "\n\n")
+	}
+	b.WriteString(`data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1767954600,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1767954600,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":900,"total_tokens":905}}` + "\n\ndata: [DONE]\n\n")
+	return b.String()
+}
+
+// TestCapAppliesToTheSnapshotNotTheStream (§12.10.6): with the snapshot
+// cap lowered to 256 KiB (standing for 64 MiB), a 64 KiB answer streamed as
+// about 3 MB of SSE records fine — plain and gzip-compressed — while a
+// 320 KiB answer is refused by the cap, streamed or not.
+func TestCapAppliesToTheSnapshotNotTheStream(t *testing.T) {
+	const limit = 256 << 10
+	t.Cleanup(record.SetMaxSnapshot(limit))
+	for _, c := range []struct {
+		name   string
+		size   int
+		gzip   bool
+		stored bool
+	}{
+		{"fits", 64 << 10, false, true},
+		{"fits-gzip", 64 << 10, true, true},
+		{"too-large", 320 << 10, false, false},
+		{"too-large-gzip", 320 << 10, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stream := bigStream(c.size)
+			if len(stream) < 8*limit {
+				t.Fatalf("the stream is only %d bytes", len(stream))
+			}
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				if !c.gzip {
+					_, _ = io.WriteString(w, stream)
+					return
+				}
+				w.Header().Set("Content-Encoding", "gzip")
+				zw := gzip.NewWriter(w)
+				_, _ = io.WriteString(zw, stream)
+				_ = zw.Close()
+			}))
+			t.Cleanup(up.Close)
+			dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+			p := scriptedProxy(t, dir, up)
+			body := streamed(openaiChat("Write a lot"))
+			body["stream_options"] = map[string]any{"include_usage": true}
+			hdr := map[string]string{}
+			if c.gzip {
+				hdr["Accept-Encoding"] = "gzip"
+			}
+			r := p.do("/v1/chat/completions", body, hdr)
+			if r.status != 200 {
+				t.Fatalf("status %d", r.status)
+			}
+			s := p.finish()
+			if got := len(snapshots(t, dir)) == 1; got != c.stored {
+				t.Fatalf("stored = %v, want %v:\n%s", got, c.stored, summaryText(s))
+			}
+			if c.stored {
+				verifySet(t, dir)
+				return
+			}
+			if !hasKind(s, record.KindRefused) || !strings.Contains(summaryText(s), "snapshot limit") {
+				t.Fatalf("not refused by the cap:\n%s", summaryText(s))
+			}
+		})
 	}
 }

@@ -35,10 +35,11 @@ type tee struct {
 	pending bytes.Buffer // stripped bytes not yet handed out
 	scratch []byte
 
-	buf      bytes.Buffer // JSON answer, or the raw compressed answer
-	fed      int64
-	tooLarge bool
-	readErr  error
+	buf       bytes.Buffer // JSON answer, or the raw compressed answer
+	fed       int64
+	nextCheck int64 // fed at which the assembler's size is looked at next
+	tooLarge  bool
+	readErr   error
 
 	once sync.Once
 }
@@ -99,22 +100,74 @@ func (t *tee) Read(p []byte) (int, error) {
 	}
 }
 
+// maxSnapshot is the snapshot file cap the proxy applies (a variable so
+// that tests can lower it).
+var maxSnapshot int64 = snapshot.MaxSnapshotFileSize
+
+// heldCheckEvery is how often (in stream bytes) the assembler's size is
+// compared with the cap.
+const heldCheckEvery = 64 << 10
+
 // observe feeds bytes to the snapshot side, up to the snapshot file cap.
+// The cap applies to the snapshot, not to the bytes on the wire: a stream
+// is capped by what its assembler holds (DESIGN §12.10.6), since its
+// framing can be thirty times the answer; everything else by its bytes.
 func (t *tee) observe(b []byte) {
 	if t.tooLarge || len(b) == 0 {
 		return
 	}
 	t.fed += int64(len(b))
-	if t.fed > snapshot.MaxSnapshotFileSize {
+	if t.sse && t.observedEncoding() == "" {
+		_, _ = t.asm.Write(b) // a malformed stream is reported by Done
+		if t.assemblerTooLarge() {
+			t.tooLarge = true
+		}
+		return
+	}
+	if t.fed > maxSnapshot {
 		t.tooLarge = true
 		t.buf = bytes.Buffer{}
 		return
 	}
-	if t.sse && t.observedEncoding() == "" {
-		_, _ = t.asm.Write(b) // a malformed stream is reported by Done
-		return
-	}
 	t.buf.Write(b)
+}
+
+// assemblerTooLarge reports whether the stream's assembler holds more than
+// the cap (looked at every heldCheckEvery bytes; an assembler that cannot
+// tell its size is capped by the bytes fed).
+func (t *tee) assemblerTooLarge() bool {
+	sized, ok := t.asm.(provider.SizedAssembler)
+	if !ok {
+		return t.fed > maxSnapshot
+	}
+	if t.fed < t.nextCheck {
+		return false
+	}
+	t.nextCheck = t.fed + heldCheckEvery
+	return sized.Held() > maxSnapshot
+}
+
+// feed decodes a complete compressed stream into the assembler, under the
+// same cap as observe.
+func (t *tee) feed(d io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := d.Read(buf)
+		if n > 0 {
+			t.fed += int64(n)
+			_, _ = t.asm.Write(buf[:n])
+			if t.assemblerTooLarge() {
+				t.tooLarge = true
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // end is called once the upstream body ended (io.EOF) or broke.
@@ -165,7 +218,7 @@ func (r *Recorder) complete(t *tee) {
 		r.addProblem(&problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true, Message: msg, Fix: fix})
 	}
 	if t.tooLarge {
-		fail(KindRefused, fmt.Sprintf("the answer is larger than the %d MiB snapshot limit; not snapshotted", snapshot.MaxSnapshotFileSize>>20),
+		fail(KindRefused, fmt.Sprintf("the answer is larger than the %d MiB snapshot limit; not snapshotted", maxSnapshot>>20),
 			"lower max_tokens for the recorded calls")
 		return
 	}
@@ -173,18 +226,20 @@ func (r *Recorder) complete(t *tee) {
 	if enc := t.observedEncoding(); enc != "" {
 		d, err := decoder(enc, bytes.NewReader(content))
 		if err == nil {
-			content, err = io.ReadAll(io.LimitReader(d, snapshot.MaxSnapshotFileSize+1))
+			if t.sse {
+				t.fed = 0
+				err = t.feed(d)
+			} else {
+				content, err = io.ReadAll(io.LimitReader(d, maxSnapshot+1))
+			}
 		}
 		if err != nil {
 			fail(KindBadResponse, fmt.Sprintf("cannot decode the %s answer (%v); passed through, not snapshotted", enc, err), "record again")
 			return
 		}
-		if int64(len(content)) > snapshot.MaxSnapshotFileSize {
-			fail(KindRefused, "the decoded answer is larger than the snapshot limit; not snapshotted", "lower max_tokens for the recorded calls")
+		if t.tooLarge || !t.sse && int64(len(content)) > maxSnapshot {
+			fail(KindRefused, fmt.Sprintf("the decoded answer is larger than the %d MiB snapshot limit; not snapshotted", maxSnapshot>>20), "lower max_tokens for the recorded calls")
 			return
-		}
-		if t.sse {
-			_, _ = t.asm.Write(content)
 		}
 	}
 	var body map[string]any
