@@ -434,3 +434,56 @@ func TestCapAppliesToTheSnapshotNotTheStream(t *testing.T) {
 		})
 	}
 }
+
+// TestUnrequestedEncodingPassedThrough (§12.10.6): the proxy asks the
+// upstream only for encodings it can decode; an upstream that answers a
+// stream in br anyway used to leave the application with an empty reply
+// (the usage stripper could not decode it). The answer now reaches the
+// application byte for byte, and the call is listed, not snapshotted.
+func TestUnrequestedEncodingPassedThrough(t *testing.T) {
+	payload := []byte("\x1b\x02\x00\xf8 not really brotli, but no one here can tell")
+	var asked []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		asked = append(asked, r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		if !strings.Contains(r.URL.Path, "chat") {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.Header().Set("Content-Encoding", "br")
+		_, _ = w.Write(payload)
+	}))
+	t.Cleanup(up.Close)
+	for _, c := range []struct {
+		name string
+		body map[string]any
+	}{
+		{"stream, usage added by the proxy", streamed(openaiChat("Hello br"))},
+		{"stream with usage", func() map[string]any {
+			b := streamed(openaiChat("Hello br 2"))
+			b["stream_options"] = map[string]any{"include_usage": true}
+			return b
+		}()},
+		{"plain", openaiChat("Hello br 3")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asked = nil
+			dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+			p := scriptedProxy(t, dir, up)
+			r := p.do("/v1/chat/completions", c.body, map[string]string{"Accept-Encoding": "gzip, deflate, br"})
+			if r.status != 200 || !bytes.Equal(r.body, payload) || r.header.Get("Content-Encoding") != "br" {
+				t.Fatalf("the application got %d %q (Content-Encoding %q), want the upstream's bytes", r.status, r.body, r.header.Get("Content-Encoding"))
+			}
+			if len(asked) != 1 || strings.Contains(asked[0], "br") {
+				t.Fatalf("the proxy asked the upstream for %q", asked)
+			}
+			s := p.finish()
+			if !s.Failed() || !hasKind(s, record.KindBadResponse) || !strings.Contains(summaryText(s), `Content-Encoding "br"`) {
+				t.Fatalf("not listed:\n%s", summaryText(s))
+			}
+			if n := len(snapshots(t, dir)); n != 0 {
+				t.Fatalf("%d snapshots", n)
+			}
+		})
+	}
+}

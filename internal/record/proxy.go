@@ -298,6 +298,15 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 			Fix:     "fix the cause (API key, quota, request) and record again; a later successful retry of the same request clears this"})
 		return nil
 	}
+	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); !resp.Uncompressed && !decodable(enc) {
+		// The proxy asked only for what it can decode (reduceAcceptEncoding);
+		// an upstream that answers otherwise is passed through untouched —
+		// never half-rewritten into an empty reply — and not snapshotted.
+		r.addProblem(&problem{Kind: KindBadResponse, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+			Message: fmt.Sprintf("the upstream answered with Content-Encoding %q, which traceforge did not ask for and cannot decode; passed to the application unchanged, not snapshotted", enc),
+			Fix:     "make the upstream honour Accept-Encoding (traceforge asks only for gzip, deflate or identity), or record against another upstream"})
+		return nil
+	}
 	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
 	t := &tee{r: r, c: c, src: resp.Body, ctx: resp.Request.Context()}
 	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
@@ -417,6 +426,16 @@ func decodeAll(raw []byte, encoding string, uncompressed bool) []byte {
 		return raw
 	}
 	return out
+}
+
+// decodable reports whether traceforge can decode a Content-Encoding: the
+// ones reduceAcceptEncoding lets the application ask for.
+func decodable(encoding string) bool {
+	switch encoding {
+	case "", "identity", "gzip", "x-gzip", "deflate":
+		return true
+	}
+	return false
 }
 
 // errUnsupportedEncoding: the upstream used a Content-Encoding traceforge
