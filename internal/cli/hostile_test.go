@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -132,6 +133,78 @@ func TestDirNamingAFile(t *testing.T) {
 		code := Main(args, io)
 		if code != ExitUsage || !strings.Contains(errOut.String(), "notes.txt is a file") || strings.Contains(errOut.String(), "does not exist") {
 			t.Errorf("%v: exit %d\n%s", args, code, errOut)
+		}
+	}
+}
+
+// TestSelfLoopCoversEveryLocalAddress (§12.10.6): an upstream of
+// http://0.0.0.0:PORT/v1 (with --allow-host 0.0.0.0, so that its Host is
+// accepted) used to loop through the proxy until file descriptors ran out;
+// it is refused at start, exit 2, like every other address of this host.
+func TestSelfLoopCoversEveryLocalAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	e := newRecEnv(t)
+	for _, up := range []string{"http://0.0.0.0:" + port + "/v1", "http://[::]:" + port + "/v1", "http://127.0.0.1:" + port + "/v1"} {
+		code, _, errOut := e.run("record", "--listen", "127.0.0.1:"+port, "--allow-host", "0.0.0.0",
+			"--openai-upstream", up, "--anthropic-upstream", e.fake.URL, "--", "true")
+		if code != ExitUsage || !strings.Contains(errOut, "this traceforge server itself") {
+			t.Errorf("%s: exit %d\n%s", up, code, errOut)
+		}
+	}
+}
+
+func TestLoopsBack(t *testing.T) {
+	host, _ := os.Hostname()
+	var lan string // a non-loopback address of this machine, if any
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				lan = n.IP.String()
+				break
+			}
+		}
+	}
+	cases := []struct {
+		up, bound string
+		want      bool
+	}{
+		{"http://0.0.0.0:8787/v1", "127.0.0.1:8787", true},
+		{"http://[::]:8787/v1", "127.0.0.1:8787", true},
+		{"http://localhost:8787/v1", "127.0.0.1:8787", true},
+		{"http://127.0.0.1:8787/v1", "0.0.0.0:8787", true},
+		{"http://0.0.0.0:8788/v1", "127.0.0.1:8787", false},
+		{"https://0.0.0.0:8787/v1", "127.0.0.1:8787", false},
+		{"http://192.0.2.10:8787/v1", "0.0.0.0:8787", false}, // TEST-NET: not this host
+		{"http://api.example.com:8787/v1", "0.0.0.0:8787", false},
+	}
+	if host != "" {
+		cases = append(cases, struct {
+			up, bound string
+			want      bool
+		}{"http://" + host + ":8787/v1", "127.0.0.1:8787", true})
+	}
+	if lan != "" {
+		cases = append(cases, []struct {
+			up, bound string
+			want      bool
+		}{
+			{"http://" + lan + ":8787/v1", "0.0.0.0:8787", true},
+			{"http://" + lan + ":8787/v1", lan + ":8787", true},
+			{"http://" + lan + ":8787/v1", "127.0.0.1:8787", false},
+		}...)
+	}
+	for _, c := range cases {
+		u, err := url.Parse(c.up)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loopsBack(u, c.bound); got != c.want {
+			t.Errorf("loopsBack(%s, %s) = %v, want %v", c.up, c.bound, got, c.want)
 		}
 	}
 }
