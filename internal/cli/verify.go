@@ -91,13 +91,11 @@ command's own exit code.`,
   traceforge verify --serve --listen 127.0.0.1:8787
   traceforge verify --live --runs 5 --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "verify")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
 			return runF(opts)
@@ -339,8 +337,9 @@ func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp   string
-	openaiKey, anthropicKey string
+	openaiUp, anthropicUp       string
+	openaiShown, anthropicShown string // serve.RedactURL of each, for people
+	openaiKey, anthropicKey     string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
@@ -351,6 +350,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 		return nil, err
 	}
 	s.openaiUp, s.anthropicUp = oa.String(), an.String()
+	s.openaiShown, s.anthropicShown = serve.RedactURL(oa), serve.RedactURL(an)
 	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
 	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
 	return &s, nil
@@ -364,10 +364,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] && s.openaiKey == "" {
-		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiUp+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
+		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiShown+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
 	}
 	if need["anthropic"] && s.anthropicKey == "" {
-		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicUp+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -386,10 +386,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] {
-		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiUp)
+		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiShown)
 	}
 	if need["anthropic"] {
-		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicUp)
+		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	rep.LiveRuns = o.Runs
 	ctx, cancel := o.context()

@@ -110,6 +110,7 @@ func (r *Recorder) Finish() *render.RecordSummary {
 	}
 	close(r.stop)
 	<-r.flushed
+	r.settleSources()
 	_ = r.flushManifest(true)
 	r.summary = r.buildSummary()
 	r.mmu.Lock()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -116,12 +117,23 @@ feed:
 	return results
 }
 
-// liveURL joins an upstream base URL and an endpoint the way the SDKs do.
-func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
+// liveURL joins an upstream base URL and an endpoint the way the SDKs do:
+// the endpoint goes after the base URL's path, and its query (a gateway's
+// ?api-key=…) is kept.
+func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) (*url.URL, error) {
+	base, path := o.OpenAIUpstream, strings.TrimPrefix(string(e), "/v1")
 	if p == provider.Anthropic {
-		return strings.TrimRight(o.AnthropicUpstream, "/") + string(e)
+		base, path = o.AnthropicUpstream, string(e)
 	}
-	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
+	u, err := url.Parse(base)
+	if err != nil {
+		// Not quoted: the value may hold a key and cannot be redacted.
+		return nil, fmt.Errorf("the %s upstream is not a URL", p)
+	}
+	c := *u
+	c.Path = strings.TrimRight(c.Path, "/") + path
+	c.RawPath = ""
+	return &c, nil
 }
 
 // liveBody is the JSON the format posts for a stored request
@@ -150,9 +162,13 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, liveURL(o, p, e), bytes.NewReader(body))
+	target, err := liveURL(o, p, e)
 	if err != nil {
 		return liveRun{err: err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return liveRun{err: serve.RedactURLIn(err.Error(), target)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -175,7 +191,7 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 		if ctx.Err() != nil {
 			return liveRun{err: "interrupted"}
 		}
-		return liveRun{err: scrubURLError(err)}
+		return liveRun{err: serve.RedactURLIn(scrubURLError(err), target)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxLiveBody+1))
