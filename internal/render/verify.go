@@ -9,7 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 )
 
 // Formats a report can be written in.
@@ -31,20 +33,29 @@ type Miss struct {
 
 // LiveResult is the outcome of --live for one snapshot.
 type LiveResult struct {
-	File        string   `json:"file"`
-	Runs        int      `json:"runs"`
-	Succeeded   int      `json:"succeeded"`
-	Different   int      `json:"different"` // runs not equal to the recording
-	Drift       bool     `json:"drift"`
-	Nondet      bool     `json:"nondeterministic"`
-	ByPolicy    bool     `json:"nondeterministic_by_policy,omitempty"`
-	Changes     []string `json:"changes,omitempty"` // provider.Diff of the first differing run
-	Diff        string   `json:"diff,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
-	Errors      []string `json:"errors,omitempty"`
-	Message     string   `json:"message,omitempty"`
-	Failed      bool     `json:"failed"`
-	Synthesized bool     `json:"synthesized,omitempty"`
+	File      string `json:"file"`
+	Runs      int    `json:"runs"`
+	Succeeded int    `json:"succeeded"`
+	Different int    `json:"different"` // runs not equal to the recording
+	Drift     bool   `json:"drift"`
+	Nondet    bool   `json:"nondeterministic"`
+	ByPolicy  bool   `json:"nondeterministic_by_policy,omitempty"`
+	// Classes are the change classes the live runs show against the
+	// recording (every class any run shows, in change.All order);
+	// FailingClasses those the config's fail_on lists (what fails it; none
+	// under a policy exception, which compares its live_compare fields).
+	Classes        []change.Class `json:"classes,omitempty"`
+	FailingClasses []change.Class `json:"failing_classes,omitempty"`
+	Changes        []string       `json:"changes,omitempty"` // provider.Diff of the shown run (the first failing one, else the first that differs)
+	Diff           string         `json:"diff,omitempty"`
+	Notes          []string       `json:"notes,omitempty"`
+	Errors         []string       `json:"errors,omitempty"`
+	Message        string         `json:"message,omitempty"`
+	Failed         bool           `json:"failed"`
+	Synthesized    bool           `json:"synthesized,omitempty"`
+	// Change is the shown run against the recording (the HTML report's
+	// side-by-side diffs); nil when every run equals the recording.
+	Change *change.Result `json:"-"`
 }
 
 // Replayed is what a replay server saw, once it stopped.
@@ -79,6 +90,11 @@ type VerifyReport struct {
 	LiveRuns int
 	// FailOnUnused turns unused snapshots into failures.
 	FailOnUnused bool
+	// FailOn is the classes a live run fails on (the config's fail_on).
+	FailOn []change.Class
+	// Totals are the run's calls, tokens, cost and latency (verify --live);
+	// nil when the run made no upstream call.
+	Totals *ledger.Summary
 }
 
 // Failed reports whether the run must fail (exit 1).
@@ -224,6 +240,9 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		if l.Message != "" {
 			fmt.Fprintln(w, indentLines(l.Message, "  "))
 		}
+		if cl := classLine(l); cl != "" {
+			fmt.Fprintf(w, "  %s\n", cl)
+		}
 		for _, c := range l.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
@@ -263,10 +282,36 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintf(w, "policy: %s\n", e)
 	}
 	if r.Mode == "live" {
-		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "))
+		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s%s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "), r.failOnText())
 	}
 	fmt.Fprintln(w, r.summary(st))
+	if r.Totals != nil {
+		fmt.Fprintln(w, r.Totals.Line())
+	}
 	return nil
+}
+
+// failOnText names the classes a live run fails on, for the "live:" line.
+func (r *VerifyReport) failOnText() string {
+	if r.FailOn == nil {
+		return ""
+	}
+	if len(r.FailOn) == 0 {
+		return "; fail_on: none"
+	}
+	return "; fail_on: " + change.Names(r.FailOn)
+}
+
+// classLine names a live result's change classes and the failing ones.
+func classLine(l LiveResult) string {
+	if len(l.Classes) == 0 {
+		return ""
+	}
+	line := "classes: " + change.Names(l.Classes)
+	if len(l.FailingClasses) > 0 {
+		line += " (failing: " + change.Names(l.FailingClasses) + ")"
+	}
+	return line
 }
 
 func (r *VerifyReport) summary(st style) string {
@@ -369,26 +414,28 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		fs = append(fs, jsonFinding{f, f.Severity.String()})
 	}
 	out := struct {
-		OK        bool          `json:"ok"`
-		Dir       string        `json:"dir"`
-		Mode      string        `json:"mode"`
-		Snapshots int           `json:"snapshots"`
-		Findings  []jsonFinding `json:"findings"`
-		Unmatched []Miss        `json:"unmatched"`
-		Unused    []string      `json:"unused"`
-		Served    int           `json:"replayed"`
-		Synth     []string      `json:"synthesized,omitempty"`
-		ReplayErr []string      `json:"replay_errors,omitempty"`
-		Shard     string        `json:"shard,omitempty"`
-		Upstreams []string      `json:"upstreams,omitempty"`
-		Runs      int           `json:"live_runs,omitempty"`
-		Live      []LiveResult  `json:"live,omitempty"`
-		Command   string        `json:"command,omitempty"`
-		ExitCode  *int          `json:"command_exit_code,omitempty"`
-		Policy    []string      `json:"exceptions,omitempty"`
-		Summary   string        `json:"summary"`
+		OK        bool            `json:"ok"`
+		Dir       string          `json:"dir"`
+		Mode      string          `json:"mode"`
+		Snapshots int             `json:"snapshots"`
+		Findings  []jsonFinding   `json:"findings"`
+		Unmatched []Miss          `json:"unmatched"`
+		Unused    []string        `json:"unused"`
+		Served    int             `json:"replayed"`
+		Synth     []string        `json:"synthesized,omitempty"`
+		ReplayErr []string        `json:"replay_errors,omitempty"`
+		Shard     string          `json:"shard,omitempty"`
+		Upstreams []string        `json:"upstreams,omitempty"`
+		Runs      int             `json:"live_runs,omitempty"`
+		Live      []LiveResult    `json:"live,omitempty"`
+		Command   string          `json:"command,omitempty"`
+		ExitCode  *int            `json:"command_exit_code,omitempty"`
+		Policy    []string        `json:"exceptions,omitempty"`
+		FailOn    []change.Class  `json:"fail_on,omitempty"`
+		Summary   string          `json:"summary"`
+		Totals    *ledger.Summary `json:"totals,omitempty"`
 	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
-		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{})}
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.FailOn, r.summary(style{}), r.Totals}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
 	}
@@ -560,11 +607,18 @@ func liveType(l LiveResult) string {
 func liveHeadline(l LiveResult) string {
 	switch {
 	case l.Nondet:
-		return fmt.Sprintf("Non-deterministic behavior detected: %d/%d runs produced different outputs", l.Different, l.Succeeded)
+		return fmt.Sprintf("Non-deterministic behavior detected: %d/%d runs produced different outputs", l.Different, l.Succeeded) + classSuffix(l)
 	case l.Drift:
-		return fmt.Sprintf("Drift: %d/%d live runs differ from the recording", l.Different, l.Succeeded)
+		return fmt.Sprintf("Drift: %d/%d live runs differ from the recording", l.Different, l.Succeeded) + classSuffix(l)
 	}
 	return strings.TrimPrefix(firstLine(l.Message), "❌ ")
+}
+
+func classSuffix(l LiveResult) string {
+	if len(l.FailingClasses) == 0 {
+		return ""
+	}
+	return " (" + change.Names(l.FailingClasses) + ")"
 }
 
 // liveText is the full text of a live result: message, changes, upstream
@@ -572,6 +626,9 @@ func liveHeadline(l LiveResult) string {
 func liveText(l LiveResult) string {
 	var b strings.Builder
 	b.WriteString(l.Message)
+	if cl := classLine(l); cl != "" {
+		b.WriteString("\n" + cl)
+	}
 	for _, c := range l.Changes {
 		b.WriteString("\n" + c)
 	}
@@ -678,6 +735,9 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, r.summary(style{}))
+	if r.Totals != nil {
+		fmt.Fprintln(w, r.Totals.Line())
+	}
 	return nil
 }
 
