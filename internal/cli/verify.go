@@ -87,6 +87,7 @@ Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 command's own exit code.`,
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
+  traceforge verify --format html --output verify.html -- go test ./...
   traceforge verify -- go test ./...
   traceforge verify --fail-on-unused -- npm test
   traceforge verify --serve --listen 127.0.0.1:8787
@@ -105,7 +106,7 @@ command's own exit code.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github, html (one self-contained page; use with --output)")
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")

@@ -15,7 +15,7 @@ import (
 )
 
 // Formats a report can be written in.
-var Formats = []string{"text", "json", "junit", "github"}
+var Formats = []string{"text", "json", "junit", "github", "html"}
 
 // Miss is a replay request that matched no snapshot (drift).
 // Key is empty for a call that could not be keyed (Reason says why).
@@ -127,6 +127,8 @@ func (r *VerifyReport) Write(w io.Writer, format string, colour bool) error {
 		err = r.writeJUnit(rw)
 	case "github":
 		err = r.writeGitHub(rw)
+	case "html":
+		err = r.writeHTML(rw)
 	default:
 		return fmt.Errorf("unknown report format %q (use one of %s)", format, strings.Join(Formats, ", "))
 	}
