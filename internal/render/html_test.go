@@ -32,7 +32,7 @@ func replayReport() *VerifyReport {
 			Synthesized: []string{".ai-snapshots/openai/dddddddddddd.json"},
 			Misses: []Miss{{Provider: "openai", Endpoint: "/v1/chat/completions", Key: strings.Repeat("e", 64), Source: "app/main.go:42:main.ask", Count: 2,
 				Closest: ".ai-snapshots/openai/bbbbbbbbbbbb.json",
-				Diff: "--- .ai-snapshots/openai/bbbbbbbbbbbb.json\n+++ request\n@@ -1,5 +1,5 @@\n {\n   \"messages\": [\n-    {\"role\": \"user\", \"content\": \"When is the meeting?\"}\n+    {\"role\": \"user\", \"content\": \"When is the meeting? " + openaiKey + "\"}\n   ],\n   \"model\": \"gpt-4o-mini\"\n@@ -20,3 +20,3 @@\n   \"seed\": 7,\n-  \"temperature\": 0\n+  \"temperature\": 0.2\n }\n"}},
+				Diff:    "--- .ai-snapshots/openai/bbbbbbbbbbbb.json\n+++ request\n@@ -1,5 +1,5 @@\n {\n   \"messages\": [\n-    {\"role\": \"user\", \"content\": \"When is the meeting?\"}\n+    {\"role\": \"user\", \"content\": \"When is the meeting? " + openaiKey + "\"}\n   ],\n   \"model\": \"gpt-4o-mini\"\n@@ -20,3 +20,3 @@\n   \"seed\": 7,\n-  \"temperature\": 0\n+  \"temperature\": 0.2\n }\n"}},
 		},
 	}
 }
@@ -204,4 +204,3 @@ func TestVerifyHTMLInChromium(t *testing.T) {
 		})
 	}
 }
-
