@@ -248,7 +248,7 @@ func TestReplayReportGolden(t *testing.T) {
 			if err := rep.Write(&b, f, false); err != nil {
 				t.Fatal(err)
 			}
-			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]
+			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt", "html": "html"}[f]
 			goldenFile(t, "replay"+suffix+"."+ext, b.String())
 			if f == "junit" {
 				doc := parseJUnit(t, b.Bytes())
