@@ -275,25 +275,13 @@ func project(f snapshot.Fields, compare []string) snapshot.Fields {
 			out.ToolCalls = f.ToolCalls
 		case "tool_names":
 			if out.ToolCalls == nil {
-				for _, tc := range f.ToolCalls {
-					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": toolName(tc), "arguments": ""}})
+				for _, tc := range provider.ToolCalls(f.ToolCalls) {
+					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": tc.Name, "arguments": ""}})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func toolName(tc any) string {
-	m, _ := tc.(map[string]any)
-	for _, k := range []string{"function", "custom"} {
-		if fn, ok := m[k].(map[string]any); ok {
-			n, _ := fn["name"].(string)
-			return n
-		}
-	}
-	n, _ := m["name"].(string)
-	return n
 }
 
 // fieldsDocument renders the compared fields for a unified diff.
