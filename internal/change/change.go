@@ -251,4 +251,3 @@ func canonical(v any) string {
 	}
 	return string(b)
 }
-

@@ -102,31 +102,8 @@ func classesOrNone(cs []change.Class) string {
 // snapshotRows builds one row per snapshot file (and per other file with
 // findings, such as the manifest), in file order.
 func (r *VerifyReport) snapshotRows() []htmlreport.Row {
-	byFile := map[string]finding.Findings{}
-	for _, f := range r.Findings {
-		byFile[f.File] = append(byFile[f.File], f)
-	}
-	live := map[string]LiveResult{}
-	names := map[string]bool{}
-	for _, c := range r.Checked {
-		names[c] = true
-	}
-	for f := range byFile {
-		names[f] = true
-	}
-	for _, l := range r.Live {
-		live[l.File] = l
-		names[l.File] = true
-	}
-	checked, unused, synth := set(r.Checked), set(r.Unused), set(r.Synthesized)
-	for u := range unused {
-		names[u] = true
-	}
-	files := make([]string, 0, len(names))
-	for f := range names {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	ix := r.index()
+	byFile, live, checked, unused, synth, files := ix.findings, ix.live, ix.checked, ix.unused, ix.synth, ix.files
 	replay := r.Mode == "replay" || r.Mode == "serve"
 	rows := make([]htmlreport.Row, 0, len(files))
 	for _, file := range files {
@@ -191,17 +168,7 @@ func findingFact(f finding.Finding) htmlreport.Fact {
 	if f.Severity == finding.Note {
 		label = "note: " + label
 	}
-	text := f.Message
-	if f.Pointer != "" {
-		text = f.Pointer + ": " + text
-	}
-	if f.Verbatim != "" {
-		text = f.Verbatim
-	}
-	if f.Fix != "" && f.Verbatim == "" {
-		text += " — fix: " + f.Fix
-	}
-	return htmlreport.Fact{Label: label, Value: check.Redact(text)}
+	return htmlreport.Fact{Label: label, Value: check.Redact(findingText(f, " — fix: "))}
 }
 
 // addLive adds a live result to its snapshot's row: verdict, classes,
@@ -335,12 +302,4 @@ func rowID(file string) string {
 		}
 		return '-'
 	}, file)
-}
-
-func set(list []string) map[string]bool {
-	m := make(map[string]bool, len(list))
-	for _, s := range list {
-		m[s] = true
-	}
-	return m
 }

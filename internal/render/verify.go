@@ -488,56 +488,62 @@ type junitSuites struct {
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
+// fileIndex is a report by file: every snapshot file checked, live,
+// unused or with findings (and every other file with findings, such as the
+// manifest), sorted, with what the report says about it.
+type fileIndex struct {
+	files                  []string
+	findings               map[string]finding.Findings
+	live                   map[string]LiveResult
+	checked, unused, synth map[string]bool
+}
+
+func (r *VerifyReport) index() fileIndex {
+	ix := fileIndex{findings: map[string]finding.Findings{}, live: map[string]LiveResult{},
+		checked: set(r.Checked), unused: set(r.Unused), synth: set(r.Synthesized)}
+	names := map[string]bool{}
+	for _, f := range r.Findings {
+		ix.findings[f.File] = append(ix.findings[f.File], f)
+		names[f.File] = true
+	}
+	for _, l := range r.Live {
+		ix.live[l.File] = l
+		names[l.File] = true
+	}
+	for _, list := range [][]string{r.Checked, r.Unused} {
+		for _, f := range list {
+			names[f] = true
+		}
+	}
+	ix.files = make([]string, 0, len(names))
+	for f := range names {
+		ix.files = append(ix.files, f)
+	}
+	sort.Strings(ix.files)
+	return ix
+}
+
+func set(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}
+
 // junitCases builds one test case per snapshot file (and per other file with
 // findings) carrying its static findings, its live result and, with
 // --fail-on-unused, its unused failure; then one test case per unmatched
 // request and per replay error.
 func (r *VerifyReport) junitCases() []junitCase {
-	byFile := map[string][]finding.Finding{}
-	for _, f := range r.Findings {
-		byFile[f.File] = append(byFile[f.File], f)
-	}
-	live := map[string]LiveResult{}
-	unused := map[string]bool{}
-	names := map[string]bool{}
-	for _, c := range r.Checked {
-		names[c] = true
-	}
-	for f := range byFile {
-		names[f] = true
-	}
-	for _, l := range r.Live {
-		live[l.File] = l
-		names[l.File] = true
-	}
-	for _, u := range r.Unused {
-		unused[u] = true
-		names[u] = true
-	}
-	synth := map[string]bool{}
-	for _, s := range r.Synthesized {
-		synth[s] = true
-	}
-	var files []string
-	for f := range names {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	ix := r.index()
+	byFile, live, unused, synth, files := ix.findings, ix.live, ix.unused, ix.synth, ix.files
 	var cases []junitCase
 	for _, f := range files {
 		c := junitCase{Name: f, Classname: "traceforge." + classOf(f), File: f}
 		var notes []string
 		for _, fd := range byFile[f] {
-			text := fd.Message
-			if fd.Pointer != "" {
-				text = fd.Pointer + ": " + text
-			}
-			if fd.Fix != "" {
-				text += "\nfix: " + fd.Fix
-			}
-			if fd.Verbatim != "" {
-				text = fd.Verbatim
-			}
+			text := findingText(fd, "\nfix: ")
 			if fd.Severity == finding.Note {
 				notes = append(notes, text)
 				continue
@@ -682,6 +688,22 @@ func (r *VerifyReport) writeJUnit(w io.Writer) error {
 	return err
 }
 
+// findingText is a finding as one message: its pointer, message and fix
+// (after sep), or its verbatim text.
+func findingText(f finding.Finding, sep string) string {
+	if f.Verbatim != "" {
+		return f.Verbatim
+	}
+	text := f.Message
+	if f.Pointer != "" {
+		text = f.Pointer + ": " + text
+	}
+	if f.Fix != "" {
+		text += sep + f.Fix
+	}
+	return text
+}
+
 // GitHub workflow command escaping.
 func ghData(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
@@ -697,17 +719,7 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 		if f.Severity == finding.Note {
 			level = "notice"
 		}
-		msg := f.Message
-		if f.Pointer != "" {
-			msg = f.Pointer + ": " + msg
-		}
-		if f.Verbatim != "" {
-			msg = f.Verbatim
-		}
-		if f.Fix != "" && f.Verbatim == "" {
-			msg += "\nfix: " + f.Fix
-		}
-		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(msg))
+		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(findingText(f, "\nfix: ")))
 	}
 	for _, m := range r.Misses {
 		file := m.Closest

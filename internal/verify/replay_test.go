@@ -244,11 +244,14 @@ func TestReplayReportGolden(t *testing.T) {
 			suffix = "_fail_on_unused"
 		}
 		for _, f := range render.Formats {
+			if f == "html" {
+				continue // the page is tested in internal/render, in a browser
+			}
 			var b bytes.Buffer
 			if err := rep.Write(&b, f, false); err != nil {
 				t.Fatal(err)
 			}
-			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt", "html": "html"}[f]
+			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]
 			goldenFile(t, "replay"+suffix+"."+ext, b.String())
 			if f == "junit" {
 				doc := parseJUnit(t, b.Bytes())
