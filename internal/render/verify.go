@@ -433,11 +433,14 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		Command   string          `json:"command,omitempty"`
 		ExitCode  *int            `json:"command_exit_code,omitempty"`
 		Policy    []string        `json:"exceptions,omitempty"`
-		FailOn    []change.Class  `json:"fail_on,omitempty"`
+		FailOn    any             `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
 		Summary   string          `json:"summary"`
 		Totals    *ledger.Summary `json:"totals,omitempty"`
 	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
-		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.FailOn, r.summary(style{}), r.Totals}
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, nil, r.summary(style{}), r.Totals}
+	if r.Mode == "live" && r.FailOn != nil {
+		out.FailOn = r.FailOn
+	}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
 	}
