@@ -557,7 +557,11 @@ func (r *VerifyReport) junitCases() []junitCase {
 			if l.Failed {
 				c.Failures = append(c.Failures, junitFailure{Message: liveHeadline(l), Type: liveType(l), Text: liveText(l)})
 			} else {
-				notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
+				if cl := classLine(l); cl != "" {
+					notes = append(notes, fmt.Sprintf("live: %d/%d runs pass; %s", l.Succeeded, l.Runs, cl))
+				} else {
+					notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
+				}
 				for _, e := range l.Errors {
 					notes = append(notes, "live upstream error: "+e)
 				}
@@ -747,8 +751,12 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 	for _, l := range r.Live {
 		if l.Failed {
 			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge "+liveType(l)), ghData(liveText(l)))
-		} else if l.ByPolicy {
-			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(strings.Join(l.Notes, "\n")))
+		} else if l.ByPolicy || len(l.Classes) > 0 {
+			notes := l.Notes
+			if cl := classLine(l); cl != "" {
+				notes = append([]string{cl}, notes...)
+			}
+			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(strings.Join(notes, "\n")))
 		}
 	}
 	fmt.Fprintln(w, r.summary(style{}))

@@ -54,13 +54,19 @@ func TestLiveWhitespaceChange(t *testing.T) {
 			t.Errorf("%s: notes %q", l.File, l.Notes)
 		}
 	}
-	var text bytes.Buffer
-	if err := rep.Write(&text, "text", false); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"  classes: whitespace\n", "fail_on: tool-calls, structure, finish, text\n", "\nok   "} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
+	for format, want := range map[string][]string{
+		"text":   {"  classes: whitespace\n", "fail_on: tool-calls, structure, finish, text\n", "\nok   "},
+		"github": {"::notice file=.ai-snapshots/openai/", "title=traceforge live::classes: whitespace%0A2/2 runs differ from the recording only in whitespace"},
+		"junit":  {"live: 2/2 runs pass; classes: whitespace"},
+	} {
+		var b bytes.Buffer
+		if err := rep.Write(&b, format, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s report lacks %q:\n%s", format, w, b.String())
+			}
 		}
 	}
 
