@@ -62,10 +62,9 @@ type LiveOptions struct {
 
 // liveRun is the outcome of one request.
 type liveRun struct {
-	fields  snapshot.Fields
-	body    map[string]any
-	latency int64 // ms from sending the request to the whole answer read
-	err     string
+	fields snapshot.Fields
+	body   map[string]any
+	err    string
 }
 
 // liveNow is the clock live latencies are measured with (replaced in tests).
@@ -74,10 +73,9 @@ var liveNow = time.Now
 // Live re-sends every snapshot's request Runs times and classifies each
 // answer against the recording (change.Classify, DESIGN §12.9 item 7): a run
 // fails when it shows a class of FailOn (under a policy exception: when its
-// live_compare fields differ). Streamed
-// recordings are re-sent non-streamed: the key ignores stream and
-// stream_options, and a stream assembles to the same non-streamed body.
-// Results are in snapshot order.
+// live_compare fields differ). Streamed recordings are re-sent
+// non-streamed: the key ignores stream and stream_options, and a stream
+// assembles to the same non-streamed body. Results are in snapshot order.
 func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
 	failOn := o.FailOn
@@ -217,12 +215,13 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
 	}
-	latency := liveNow().Sub(start).Milliseconds()
 	if o.Totals != nil {
+		// Latency: from sending the request to the whole answer read.
+		latency := liveNow().Sub(start).Milliseconds()
 		model, _ := s.Record.Request["model"].(string)
 		o.Totals.Add(s.Provider, string(e), model, snapshot.Response{Fields: f, LatencyMS: latency, Body: m})
 	}
-	return liveRun{fields: f, body: m, latency: latency}
+	return liveRun{fields: f, body: m}
 }
 
 // scrubURLError drops the URL from a transport error's text when it is a
