@@ -33,26 +33,29 @@ type Miss struct {
 
 // LiveResult is the outcome of --live for one snapshot.
 type LiveResult struct {
-	File      string `json:"file"`
-	Runs      int    `json:"runs"`
-	Succeeded int    `json:"succeeded"`
-	Different int    `json:"different"` // runs not equal to the recording
-	Drift     bool   `json:"drift"`
-	Nondet    bool   `json:"nondeterministic"`
-	ByPolicy  bool   `json:"nondeterministic_by_policy,omitempty"`
+	File        string   `json:"file"`
+	Runs        int      `json:"runs"`
+	Succeeded   int      `json:"succeeded"`
+	Different   int      `json:"different"` // runs that fail against the recording (a fail_on class, or live_compare)
+	Drift       bool     `json:"drift"`
+	Nondet      bool     `json:"nondeterministic"`
+	ByPolicy    bool     `json:"nondeterministic_by_policy,omitempty"`
+	Changes     []string `json:"changes,omitempty"` // provider.Diff of the first differing run
+	Diff        string   `json:"diff,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+	Errors      []string `json:"errors,omitempty"`
+	Message     string   `json:"message,omitempty"`
+	Failed      bool     `json:"failed"`
+	Synthesized bool     `json:"synthesized,omitempty"`
+
 	// Classes are the change classes the live runs show against the
 	// recording (every class any run shows, in change.All order);
 	// FailingClasses those the config's fail_on lists (what fails it; none
 	// under a policy exception, which compares its live_compare fields).
+	// Changes and Diff are those of the shown run: the first failing one,
+	// else the first that differs.
 	Classes        []change.Class `json:"classes,omitempty"`
 	FailingClasses []change.Class `json:"failing_classes,omitempty"`
-	Changes        []string       `json:"changes,omitempty"` // provider.Diff of the shown run (the first failing one, else the first that differs)
-	Diff           string         `json:"diff,omitempty"`
-	Notes          []string       `json:"notes,omitempty"`
-	Errors         []string       `json:"errors,omitempty"`
-	Message        string         `json:"message,omitempty"`
-	Failed         bool           `json:"failed"`
-	Synthesized    bool           `json:"synthesized,omitempty"`
 	// Change is the shown run against the recording (the HTML report's
 	// side-by-side diffs); nil when every run equals the recording.
 	Change *change.Result `json:"-"`
@@ -416,28 +419,29 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		fs = append(fs, jsonFinding{f, f.Severity.String()})
 	}
 	out := struct {
-		OK        bool            `json:"ok"`
-		Dir       string          `json:"dir"`
-		Mode      string          `json:"mode"`
-		Snapshots int             `json:"snapshots"`
-		Findings  []jsonFinding   `json:"findings"`
-		Unmatched []Miss          `json:"unmatched"`
-		Unused    []string        `json:"unused"`
-		Served    int             `json:"replayed"`
-		Synth     []string        `json:"synthesized,omitempty"`
-		ReplayErr []string        `json:"replay_errors,omitempty"`
-		Shard     string          `json:"shard,omitempty"`
-		Upstreams []string        `json:"upstreams,omitempty"`
-		Runs      int             `json:"live_runs,omitempty"`
-		Live      []LiveResult    `json:"live,omitempty"`
-		Command   string          `json:"command,omitempty"`
-		ExitCode  *int            `json:"command_exit_code,omitempty"`
-		Policy    []string        `json:"exceptions,omitempty"`
-		FailOn    any             `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
-		Summary   string          `json:"summary"`
-		Totals    *ledger.Summary `json:"totals,omitempty"`
+		OK        bool          `json:"ok"`
+		Dir       string        `json:"dir"`
+		Mode      string        `json:"mode"`
+		Snapshots int           `json:"snapshots"`
+		Findings  []jsonFinding `json:"findings"`
+		Unmatched []Miss        `json:"unmatched"`
+		Unused    []string      `json:"unused"`
+		Served    int           `json:"replayed"`
+		Synth     []string      `json:"synthesized,omitempty"`
+		ReplayErr []string      `json:"replay_errors,omitempty"`
+		Shard     string        `json:"shard,omitempty"`
+		Upstreams []string      `json:"upstreams,omitempty"`
+		Runs      int           `json:"live_runs,omitempty"`
+		Live      []LiveResult  `json:"live,omitempty"`
+		Command   string        `json:"command,omitempty"`
+		ExitCode  *int          `json:"command_exit_code,omitempty"`
+		Policy    []string      `json:"exceptions,omitempty"`
+		Summary   string        `json:"summary"`
+
+		FailOn any             `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
+		Totals *ledger.Summary `json:"totals,omitempty"`
 	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
-		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, nil, r.summary(style{}), r.Totals}
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{}), nil, r.Totals}
 	if r.Mode == "live" && r.FailOn != nil {
 		out.FailOn = r.FailOn
 	}
