@@ -301,10 +301,7 @@ func (r *VerifyReport) failOnText() string {
 	if r.FailOn == nil {
 		return ""
 	}
-	if len(r.FailOn) == 0 {
-		return "; fail_on: none"
-	}
-	return "; fail_on: " + change.Names(r.FailOn)
+	return "; fail_on: " + classesOrNone(r.FailOn)
 }
 
 // classLine names a live result's change classes and the failing ones.
