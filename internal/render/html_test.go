@@ -158,6 +158,22 @@ func TestVerifyHTMLLive(t *testing.T) {
 	}
 }
 
+// An empty fail_on is spelled "none" in the text and the page.
+func TestLiveFailOnNone(t *testing.T) {
+	rep := liveReport()
+	rep.FailOn = []change.Class{}
+	var text bytes.Buffer
+	if err := rep.Write(&text, "text", false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "live: 2 run(s) per snapshot against openai: https://api.openai.com/v1; fail_on: none\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if page := writeHTML(t, rep); !strings.Contains(page, "<p>fail_on: none</p>") {
+		t.Error("the page does not say fail_on: none")
+	}
+}
+
 // Both pages in a real browser: the filter script runs, the side-by-side
 // diffs are there; screenshots at desktop and phone width are written for
 // a person to look at.
