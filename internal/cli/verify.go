@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -86,6 +87,7 @@ Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 command's own exit code.`,
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
+  traceforge verify --format html --output verify.html -- go test ./...
   traceforge verify -- go test ./...
   traceforge verify --fail-on-unused -- npm test
   traceforge verify --serve --listen 127.0.0.1:8787
@@ -102,7 +104,7 @@ command's own exit code.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github, html (one self-contained page; use with --output)")
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
@@ -206,7 +208,7 @@ func verifyRun(o *verifyOptions) error {
 	}
 	switch {
 	case o.Live:
-		return verifyLive(o, live, rep, set)
+		return verifyLive(o, live, proj.Config, rep, set)
 	case o.Serve:
 		return verifyServe(o, rep, set)
 	case len(o.Command) > 0:
@@ -356,7 +358,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -392,12 +394,19 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	rep.LiveRuns = o.Runs
+	rep.FailOn = cfg.FailClasses()
+	var prices map[string]check.Price
+	if cfg != nil {
+		prices = cfg.Prices
+	}
+	totals := ledger.NewTotals(prices)
 	ctx, cancel := o.context()
 	defer cancel()
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
 		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
 		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
+		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress
 	if o.IO.IsTerminal && len(snaps) > 0 {
@@ -408,6 +417,8 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 	if bar != nil {
 		bar.finish()
 	}
+	sum := totals.Summary()
+	rep.Totals = &sum
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -430,6 +441,9 @@ func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string)
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
 	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
+	if rep.Totals != nil {
+		fmt.Fprintln(io.ErrOut, rep.Totals.Line())
+	}
 	return nil
 }
 

@@ -27,6 +27,11 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	rel := snapshot.RelPath(p, id)
 	src := c.src
 
+	// The run's totals count every call the upstream answered completely,
+	// whatever becomes of its snapshot: that is what the run spent.
+	// --only-missing hits never reach the upstream and are not counted.
+	model, _ := req.Body["model"].(string)
+	r.totals.Add(p, string(req.Endpoint), model, snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body})
 	r.mu.Lock()
 	r.counts.tokens += fields.TokensUsed
 	st := r.run[key]

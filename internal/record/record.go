@@ -26,6 +26,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
@@ -147,8 +148,9 @@ type Recorder struct {
 	problems   []*problem
 	problemIdx map[string]*problem
 	counts     counts
-	dirty      bool    // the run storage's manifest is behind r.entries
-	storage    storage // how the folder is read and written (storage.go)
+	totals     *ledger.Totals // the upstream calls answered in this run (DESIGN §12.6)
+	dirty      bool           // the run storage's manifest is behind r.entries
+	storage    storage        // how the folder is read and written (storage.go)
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -220,6 +222,11 @@ func New(cfg Config) (*Recorder, error) {
 		r.now = time.Now
 	}
 	r.started = r.now()
+	var prices map[string]check.Price
+	if cfg.Check.Config != nil {
+		prices = cfg.Check.Config.Prices
+	}
+	r.totals = ledger.NewTotals(prices)
 	dir := cfg.Dir
 	if dir == "" {
 		dir = DefaultDir
