@@ -192,6 +192,7 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "id:         %s\n", r.ID)
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
+	fmt.Fprintf(out, "endpoint:   %s\n", r.Endpoint)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
 	fmt.Fprintf(out, "source:     %s\n", r.Source.Display())
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
