@@ -268,6 +268,9 @@ func reindexRun(o *reindexOptions) error {
 	removed := st.CleanTemp()
 	stderr := render.NewLineRedactor(o.IO.ErrOut)
 	res, err := check.Reindex(st, proj.CheckOptions(), now())
+	if errors.Is(err, check.ErrOtherVersion) {
+		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "nothing was written; migrate the set first (traceforge snapshot migrate), then reindex")
+	}
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}
