@@ -46,8 +46,8 @@ func TestBuiltins(t *testing.T) {
 		{"uuid", "session 3F2504E0-4F89-11D3-9A0C-0305E82C3301 and 123e4567-e89b-12d3-a456-426614174000.", "session <uuid> and <uuid>."},
 		{"uuid", "not-a-uuid 123e4567-e89b-12d3-a456", "not-a-uuid 123e4567-e89b-12d3-a456"},
 		{"ulid", "req 01ARZ3NDEKTSV4RRFFQ69G5FAV done", "req <ulid> done"},
-		{"ulid", "x01ARZ3NDEKTSV4RRFFQ69G5FAV", "x01ARZ3NDEKTSV4RRFFQ69G5FAV"},      // no word boundary
-		{"ulid", "81ARZ3NDEKTSV4RRFFQ69G5FAV", "81ARZ3NDEKTSV4RRFFQ69G5FAV"},        // first char above 7
+		{"ulid", "x01ARZ3NDEKTSV4RRFFQ69G5FAV", "x01ARZ3NDEKTSV4RRFFQ69G5FAV"}, // no word boundary
+		{"ulid", "81ARZ3NDEKTSV4RRFFQ69G5FAV", "81ARZ3NDEKTSV4RRFFQ69G5FAV"},   // first char above 7
 		{"iso-datetime", "now 2026-01-09T10:30:00Z, then 2026-01-09 10:30, 2026-01-09T10:30:00.123+02:00!", "now <iso-datetime>, then <iso-datetime>, <iso-datetime>!"},
 		{"iso-datetime", "2026-01-09T10:30:00+0200", "<iso-datetime>"},
 		{"iso-datetime", "date only 2026-01-09", "date only 2026-01-09"},
@@ -108,7 +108,7 @@ func TestPaths(t *testing.T) {
 	req := `{"model":"m","user":"2026-01-09","messages":[{"role":"user","content":"on 2026-01-09"},{"role":"user","content":[{"type":"text","text":"2026-01-10"}]}],"metadata":{"a":{"day":"2026-01-09"},"b":{"day":"2026-01-11"}},"n":20260109}`
 	cases := []struct {
 		name, cfg, want string
-		applied     []string
+		applied         []string
 	}{
 		{"every string", `[{"rule":"date"}]`,
 			`{"messages":[{"content":"on <date>","role":"user"},{"content":[{"text":"<date>","type":"text"}],"role":"user"}],"metadata":{"a":{"day":"<date>"},"b":{"day":"<date>"}},"model":"m","n":20260109,"user":"<date>"}`, []string{"date"}},
