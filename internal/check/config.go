@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/change"
+	"github.com/traceforge/traceforge/internal/normalize"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -38,6 +40,9 @@ type Config struct {
 	// fail on; nil when the file has no "fail_on" (see FailClasses).
 	FailOn []change.Class
 	Prices map[string]Price // USD per 1M tokens by model (snapshot stats)
+	// Normalize holds the declared key normalizers ("normalize"); nil when
+	// the file has none.
+	Normalize *normalize.Set
 	Path   string           // where it was read from ("" = no file)
 }
 
@@ -48,6 +53,16 @@ func (c *Config) FailClasses() []change.Class {
 		return change.DefaultFailOn()
 	}
 	return c.FailOn
+}
+
+// KeyContext is the key context of the project's declared key normalizers
+// (DESIGN §12.3), for every computation of a request key; nil when there
+// are none, so that keys are exactly those of a project without a config.
+func (c *Config) KeyContext() *provider.KeyContext {
+	if c == nil || c.Normalize.Len() == 0 {
+		return nil
+	}
+	return &provider.KeyContext{Normalize: c.Normalize}
 }
 
 // ErrConfig wraps every configuration problem (exit 2).
@@ -173,8 +188,12 @@ func ParseConfig(data []byte) (*Config, error) {
 			if cfg.Prices, err = parsePrices(val); err != nil {
 				return nil, err
 			}
+		case "normalize":
+			if cfg.Normalize, err = normalize.Parse(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices, normalize)", k)
 		}
 	}
 	return cfg, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -111,7 +112,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 
 	var good []*legacyRecord
 	for i, rv := range records {
-		if lr := legacyRecordOf(i, rv, display, problem, rep); lr != nil {
+		if lr := legacyRecordOf(i, rv, display, problem, rep, env.Check.Config.KeyContext()); lr != nil {
 			good = append(good, lr)
 		}
 	}
@@ -175,7 +176,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 	// Build every file and run the check pipeline on exactly those bytes.
 	for _, p := range plan {
 		k := p.keep
-		rec, key, err := registry.NewRecord(k.provider, k.at, p.source, k.request, nil, k.resp)
+		rec, key, err := registry.NewRecordKeyed(k.provider, k.at, p.source, k.request, nil, k.resp, env.Check.Config.KeyContext())
 		if err != nil {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
@@ -406,7 +407,7 @@ const rerecordFix = "re-record this call (traceforge record); migration never gu
 
 // legacyRecordOf checks one 0.9.0 record (hash first) and returns it ready to
 // migrate, or nil after reporting every problem it has.
-func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *render.MigrateStep) *legacyRecord {
+func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *render.MigrateStep, kc *provider.KeyContext) *legacyRecord {
 	base := fmt.Sprintf("/snapshots/%d", i)
 	rec, ok := rv.(map[string]any)
 	if !ok {
@@ -560,7 +561,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 	if len(rep.Problems) > n {
 		return nil
 	}
-	key, err := registry.RequestKey(lr.provider, lr.request, nil)
+	key, _, err := registry.Key(lr.provider, lr.request, nil, kc)
 	if err != nil {
 		bad("/request", check.RuleJSON, err.Error(), rerecordFix)
 		return nil

@@ -125,6 +125,18 @@ type KeyContext struct {
 	// the snapshot that recorded it (record and replay keep this map), so a
 	// chained request can be keyed by its parent snapshot. nil = unknown.
 	ResponseSnapshot func(responseID string) (snapshotID string, ok bool)
+	// Normalize applies the project's declared key normalizers (DESIGN
+	// §12.3) to the key request after the format's key-only rules; nil =
+	// none. The registry applies it, never a format.
+	Normalize KeyNormalizer
+}
+
+// KeyNormalizer rewrites the volatile values of a key request (the
+// project's "normalize" rules, internal/normalize). NormalizeKey never
+// modifies request; it returns the normalized copy and the names of the
+// rules that changed it, in config order without repeats.
+type KeyNormalizer interface {
+	NormalizeKey(request map[string]any) (map[string]any, []string)
 }
 
 // Renumberer renumbers ids in order of first appearance (DESIGN §4): the

@@ -95,7 +95,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
 		c.route = format.Provider()
-		parsed, perr := registry.Parse(req.Method, req.URL.Path, req.Header, body)
+		parsed, perr := registry.ParseKeyed(req.Method, req.URL.Path, req.Header, body, r.keys)
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),

@@ -126,6 +126,7 @@ func (e *InvalidSetError) Error() string {
 // call Finish once the application is done.
 type Recorder struct {
 	cfg       Config
+	keys      *provider.KeyContext // the project's declared key normalizers (nil = none)
 	store     *snapshot.Store
 	display   string
 	openai    *url.URL
@@ -192,6 +193,7 @@ type counts struct {
 func New(cfg Config) (*Recorder, error) {
 	r := &Recorder{
 		cfg:        cfg,
+		keys:       cfg.Check.Config.KeyContext(),
 		now:        cfg.Now,
 		existing:   map[string]*check.Snapshot{},
 		byID:       map[string]idOwner{},

@@ -56,6 +56,26 @@ type Replayed struct {
 	Synthesized []string
 	// ReplayErrors are snapshots whose recorded response could not be sent.
 	ReplayErrors []string
+	// Normalized lists the snapshots matched only thanks to a declared key
+	// normalizer, by display path.
+	Normalized []NormalizedMatch
+}
+
+// NormalizedMatch is a snapshot that answered requests whose keys declared
+// key normalizers changed ("matched via uuid").
+type NormalizedMatch struct {
+	Snapshot string   `json:"snapshot"`
+	Rules    []string `json:"via"`
+	Count    int      `json:"count"`
+}
+
+// NormalizedCount is the number of replayed requests that needed a rule.
+func (r Replayed) NormalizedCount() int {
+	n := 0
+	for _, m := range r.Normalized {
+		n += m.Count
+	}
+	return n
 }
 
 // VerifyReport is everything a verify run found: the static checks, what
@@ -259,6 +279,13 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(r.Normalized) > 0 {
+		fmt.Fprintf(w, "note: %d request(s) matched via key normalizers (%s):\n", r.NormalizedCount(), "normalize in .traceforge.json")
+		for _, m := range r.Normalized {
+			fmt.Fprintf(w, "  %s matched via %s (%d request(s))\n", m.Snapshot, strings.Join(m.Rules, ", "), m.Count)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, e := range r.Exception {
 		fmt.Fprintf(w, "policy: %s\n", e)
 	}
@@ -311,6 +338,9 @@ func (r *VerifyReport) summary(st style) string {
 	}
 	if len(r.Synthesized) > 0 {
 		what += fmt.Sprintf(", %d synthesized", len(r.Synthesized))
+	}
+	if n := r.NormalizedCount(); n > 0 {
+		what += fmt.Sprintf(", %d matched via key normalizers", n)
 	}
 	if len(r.Unused) > 0 && !r.FailOnUnused {
 		what += fmt.Sprintf(", %d never requested", len(r.Unused))
@@ -369,25 +399,26 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		fs = append(fs, jsonFinding{f, f.Severity.String()})
 	}
 	out := struct {
-		OK        bool          `json:"ok"`
-		Dir       string        `json:"dir"`
-		Mode      string        `json:"mode"`
-		Snapshots int           `json:"snapshots"`
-		Findings  []jsonFinding `json:"findings"`
-		Unmatched []Miss        `json:"unmatched"`
-		Unused    []string      `json:"unused"`
-		Served    int           `json:"replayed"`
-		Synth     []string      `json:"synthesized,omitempty"`
-		ReplayErr []string      `json:"replay_errors,omitempty"`
-		Shard     string        `json:"shard,omitempty"`
-		Upstreams []string      `json:"upstreams,omitempty"`
-		Runs      int           `json:"live_runs,omitempty"`
-		Live      []LiveResult  `json:"live,omitempty"`
-		Command   string        `json:"command,omitempty"`
-		ExitCode  *int          `json:"command_exit_code,omitempty"`
-		Policy    []string      `json:"exceptions,omitempty"`
-		Summary   string        `json:"summary"`
-	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
+		OK        bool              `json:"ok"`
+		Dir       string            `json:"dir"`
+		Mode      string            `json:"mode"`
+		Snapshots int               `json:"snapshots"`
+		Findings  []jsonFinding     `json:"findings"`
+		Unmatched []Miss            `json:"unmatched"`
+		Unused    []string          `json:"unused"`
+		Served    int               `json:"replayed"`
+		Synth     []string          `json:"synthesized,omitempty"`
+		Norm      []NormalizedMatch `json:"matched_via_normalizers,omitempty"`
+		ReplayErr []string          `json:"replay_errors,omitempty"`
+		Shard     string            `json:"shard,omitempty"`
+		Upstreams []string          `json:"upstreams,omitempty"`
+		Runs      int               `json:"live_runs,omitempty"`
+		Live      []LiveResult      `json:"live,omitempty"`
+		Command   string            `json:"command,omitempty"`
+		ExitCode  *int              `json:"command_exit_code,omitempty"`
+		Policy    []string          `json:"exceptions,omitempty"`
+		Summary   string            `json:"summary"`
+	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.Normalized, r.ReplayErrors,
 		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{})}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
@@ -469,6 +500,10 @@ func (r *VerifyReport) junitCases() []junitCase {
 	for _, s := range r.Synthesized {
 		synth[s] = true
 	}
+	via := map[string]NormalizedMatch{}
+	for _, m := range r.Normalized {
+		via[m.Snapshot] = m
+	}
 	var files []string
 	for f := range names {
 		files = append(files, f)
@@ -515,6 +550,9 @@ func (r *VerifyReport) junitCases() []junitCase {
 		}
 		if synth[f] {
 			notes = append(notes, "reply synthesized (the snapshot has no stored body)")
+		}
+		if m, ok := via[f]; ok {
+			notes = append(notes, fmt.Sprintf("matched via %s (%d request(s))", strings.Join(m.Rules, ", "), m.Count))
 		}
 		if len(notes) > 0 {
 			c.SystemOut = &junitText{strings.Join(notes, "\n")}

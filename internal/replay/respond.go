@@ -31,6 +31,7 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
+	keys  *provider.KeyContext
 	byKey map[string]*check.Snapshot
 	all   []*check.Snapshot
 
@@ -45,6 +46,7 @@ func NewIndex(set *check.SetResult) *Index {
 		return ix
 	}
 	ix.byKey = set.ByKey()
+	ix.keys = set.Keys
 	for _, s := range set.Snapshots {
 		if ix.byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
@@ -83,7 +85,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}
-	key, err := registry.RequestKey(string(req.Provider), req.Body, nil)
+	key, _, err := registry.Key(string(req.Provider), req.Body, nil, ix.keys)
 	if err != nil {
 		return nil
 	}
@@ -92,6 +94,10 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	}
 	return nil
 }
+
+// Keys is the key context of the indexed set (nil = no declared
+// normalizers): parse requests with it so that they key like the set.
+func (ix *Index) Keys() *provider.KeyContext { return ix.keys }
 
 // Hits returns how often key was looked up successfully.
 func (ix *Index) Hits(key string) int {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -18,6 +19,8 @@ type Item struct {
 	Response snapshot.Response
 	Source   source.Source
 	Time     time.Time
+	// Keys is the key context (declared key normalizers); nil = none.
+	Keys *provider.KeyContext
 }
 
 // BaseTime is the timestamp of generated records.
@@ -73,7 +76,7 @@ func AnthropicMessage(prompt string) Item {
 func Build(it Item) (doc map[string]any, id string, err error) {
 	req := cloneMap(it.Request)
 	registry.NormalizeStored(it.Provider, req)
-	rec, key, err := registry.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
+	rec, key, err := registry.NewRecordKeyed(it.Provider, it.Time, it.Source, req, it.Headers, it.Response, it.Keys)
 	if err != nil {
 		return nil, "", err
 	}

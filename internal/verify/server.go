@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -42,6 +44,7 @@ type ReplayServer struct {
 	missOrder   []string
 	synthesized map[string]bool
 	failures    []string
+	normalized  map[string]*render.NormalizedMatch // by snapshot Rel: hits that needed a key normalizer
 }
 
 type miss struct {
@@ -55,7 +58,7 @@ type miss struct {
 
 // NewReplayServer builds the server over o.Set.
 func NewReplayServer(o ReplayOptions) *ReplayServer {
-	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}}
+	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared
@@ -77,7 +80,7 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTP(r)
+	req, err := registry.ParseHTTPKeyed(r, s.ix.Keys())
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
@@ -111,6 +114,19 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
 	s.mu.Lock()
 	s.served++
+	if len(req.KeyNormalizers) > 0 {
+		nm := s.normalized[snap.Rel]
+		if nm == nil {
+			nm = &render.NormalizedMatch{Snapshot: s.o.Display + "/" + snap.Rel}
+			s.normalized[snap.Rel] = nm
+		}
+		nm.Count++
+		for _, n := range req.KeyNormalizers {
+			if !slices.Contains(nm.Rules, n) {
+				nm.Rules = append(nm.Rules, n)
+			}
+		}
+	}
 	if res.Synthesized {
 		s.synthesized[snap.Rel] = true
 	}
@@ -118,6 +134,10 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.failures = append(s.failures, fmt.Sprintf("%s/%s: %v", s.o.Display, snap.Rel, err))
 	}
 	s.mu.Unlock()
+	if len(req.KeyNormalizers) > 0 {
+		s.logf("replay: %s %s → %s (matched via %s)", r.Method, r.URL.Path, snap.Rel, strings.Join(req.KeyNormalizers, ", "))
+		return
+	}
 	s.logf("replay: %s %s → %s", r.Method, r.URL.Path, snap.Rel)
 }
 
@@ -174,6 +194,10 @@ func (s *ReplayServer) Finish() render.Replayed {
 		rep.Synthesized = append(rep.Synthesized, s.o.Display+"/"+rel)
 	}
 	sort.Strings(rep.Synthesized)
+	for _, nm := range s.normalized {
+		rep.Normalized = append(rep.Normalized, *nm)
+	}
+	sort.Slice(rep.Normalized, func(i, j int) bool { return rep.Normalized[i].Snapshot < rep.Normalized[j].Snapshot })
 	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
 	return rep
 }

@@ -125,7 +125,13 @@ func ErrorFormat(r *http.Request) provider.Format {
 	return ForProvider(provider.OpenAI)
 }
 
-// Parse turns a request's method, path, headers and body into a Request:
+// Parse is ParseKeyed without a key context (no declared normalizers).
+func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+	return ParseKeyed(method, path, header, body, nil)
+}
+
+// ParseKeyed turns a request's method, path, headers and body into a
+// Request keyed under kc (nil = no declared normalizers):
 // the route's format, the body decoded strictly (snapshot.Decode) with the
 // stored normalization applied, the stored headers, and the key. Errors wrap
 // provider.ErrNotLLMCall or provider.ErrBadRequest.
@@ -135,7 +141,7 @@ func ErrorFormat(r *http.Request) provider.Format {
 // recomputes it from the file, even when the route said otherwise (a
 // "messages" body posted to /v1/completions keys as chat). Format 1.1.0
 // stores the route's endpoint instead.
-func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+func ParseKeyed(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
@@ -154,17 +160,20 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
-	req.Key, err = RequestKey(string(req.Provider), m, req.Headers)
+	req.Key, req.KeyNormalizers, err = Key(string(req.Provider), m, req.Headers, kc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
 	return req, nil
 }
 
-// ParseHTTP reads r's body (the caller caps its size, e.g. with serve.Guard)
-// and parses it. The body is consumed. A body over the cap wraps
+// ParseHTTP is ParseHTTPKeyed without a key context.
+func ParseHTTP(r *http.Request) (*provider.Request, error) { return ParseHTTPKeyed(r, nil) }
+
+// ParseHTTPKeyed reads r's body (the caller caps its size, e.g. with
+// serve.Guard) and parses it under kc (ParseKeyed). The body is consumed. A body over the cap wraps
 // provider.ErrTooLarge.
-func ParseHTTP(r *http.Request) (*provider.Request, error) {
+func ParseHTTPKeyed(r *http.Request, kc *provider.KeyContext) (*provider.Request, error) {
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
@@ -178,7 +187,7 @@ func ParseHTTP(r *http.Request) (*provider.Request, error) {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
 	}
-	return Parse(r.Method, r.URL.Path, r.Header, body)
+	return ParseKeyed(r.Method, r.URL.Path, r.Header, body, kc)
 }
 
 // NormalizeStored applies the stored normalization of the request's format
@@ -194,44 +203,69 @@ func NormalizeStored(p string, request map[string]any) {
 
 // KeyObject builds the key object {"provider", "endpoint", "request"[,
 // "headers"]} of a stored request (DESIGN §4): the format's key endpoint and
-// its key-only normalization applied to a copy of the request. kc may be
-// nil. Unknown providers are an error.
+// its key-only normalization applied to a copy of the request, then the
+// declared key normalizers of kc (DESIGN §12.3; they never touch headers).
+// kc may be nil. Unknown providers are an error.
 func KeyObject(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
+	obj, _, err := keyObject(p, request, headers, kc)
+	return obj, err
+}
+
+func keyObject(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, []string, error) {
 	f := ForRecord(p, request)
 	if f == nil {
-		return nil, fmt.Errorf("unknown provider %q", p)
+		return nil, nil, fmt.Errorf("unknown provider %q", p)
+	}
+	kr := f.KeyRequest(request, kc)
+	var applied []string
+	if kc != nil && kc.Normalize != nil {
+		kr, applied = kc.Normalize.NormalizeKey(kr)
 	}
 	obj := map[string]any{
 		"provider": p,
 		"endpoint": string(f.Endpoint()),
-		"request":  f.KeyRequest(request, kc),
+		"request":  kr,
 	}
 	if len(headers) > 0 {
 		obj["headers"] = headers
 	}
-	return obj, nil
+	return obj, applied, nil
 }
 
-// RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
-// object.
+// RequestKey is the full 64-hex request key without a key context (no
+// declared normalizers): SHA-256 of the JCS of the key object.
 func RequestKey(p string, request map[string]any, headers map[string]any) (string, error) {
-	obj, err := KeyObject(p, request, headers, nil)
+	key, _, err := Key(p, request, headers, nil)
+	return key, err
+}
+
+// Key is the full 64-hex request key under kc (nil = none), with the names
+// of the declared key normalizers that changed it (a record's
+// key_normalizers; nil when none did).
+func Key(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, []string, error) {
+	obj, applied, err := keyObject(p, request, headers, kc)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	b, err := snapshot.Canonical(obj)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:]), applied, nil
 }
 
-// Lineage computes a record's lineage from its request alone (DESIGN §11):
+// Lineage is LineageKeyed without a key context.
+func Lineage(p string, request map[string]any, headers map[string]any) (parentID string, turn int, ok bool, err error) {
+	return LineageKeyed(p, request, headers, nil)
+}
+
+// LineageKeyed computes a record's lineage from its request alone (DESIGN
+// §11), keying the parent under kc like the record itself:
 // when messages hold an assistant message, the parent is this request with
 // messages cut just before the last assistant message, and turn is the
 // number of assistant messages + 1. ok is false when there is no lineage.
-func Lineage(p string, request map[string]any, headers map[string]any) (parentID string, turn int, ok bool, err error) {
+func LineageKeyed(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (parentID string, turn int, ok bool, err error) {
 	msgs, _ := request["messages"].([]any)
 	last, count := -1, 0
 	for i, m := range msgs {
@@ -245,23 +279,29 @@ func Lineage(p string, request map[string]any, headers map[string]any) (parentID
 	}
 	parent := maps.Clone(request)
 	parent["messages"] = append([]any(nil), msgs[:last]...)
-	key, err := RequestKey(p, parent, headers)
+	key, _, err := Key(p, parent, headers, kc)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("lineage: %w", err)
 	}
 	return snapshot.IDOf(key), count + 1, true, nil
 }
 
-// NewRecord assembles a complete record value (snapshot.NewRecord) with the
-// id and lineage computed from the request. The request must already carry
-// the stored normalization. It returns the record and its full key.
+// NewRecord is NewRecordKeyed without a key context.
 func NewRecord(p string, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response) (map[string]any, string, error) {
-	key, err := RequestKey(p, request, headers)
+	return NewRecordKeyed(p, at, src, request, headers, resp, nil)
+}
+
+// NewRecordKeyed assembles a complete record value (snapshot.NewRecord)
+// with the id and lineage computed from the request under kc (nil = no
+// declared normalizers). The request must already carry the stored
+// normalization. It returns the record and its full key.
+func NewRecordKeyed(p string, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response, kc *provider.KeyContext) (map[string]any, string, error) {
+	key, _, err := Key(p, request, headers, kc)
 	if err != nil {
 		return nil, "", err
 	}
 	var lin *snapshot.Lineage
-	if parent, turn, ok, err := Lineage(p, request, headers); err != nil {
+	if parent, turn, ok, err := LineageKeyed(p, request, headers, kc); err != nil {
 		return nil, "", err
 	} else if ok {
 		lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
