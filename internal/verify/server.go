@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +28,9 @@ type ReplayOptions struct {
 	Set *check.SetResult
 	// Display names the snapshot folder in reports.
 	Display string
+	// Root is the project root: an unmatched request's GitHub annotation
+	// points at its source file when that file exists under Root ("" = never).
+	Root string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
 	// Logf, when set, receives one line per request (diagnostics).
@@ -170,19 +176,22 @@ func (s *ReplayServer) Finish() render.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := render.Replayed{Served: s.served}
-	snaps := s.ix.Snapshots()
+	near := NewNearest(s.ix.Snapshots())
 	for _, k := range s.missOrder {
 		m := s.misses[k]
 		out := render.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
 			out.Source = m.src.Display()
+			if existsIn(s.o.Root, m.src.File) {
+				out.AnnotateFile, out.AnnotateLine = m.src.File, m.src.Line
+			}
 		}
 		if m.req != nil {
 			out.Endpoint = string(m.req.Endpoint)
 			out.Key = m.req.Key
-			if c := Closest(m.req, m.src, snaps); c != nil {
-				out.Closest = s.o.Display + "/" + c.Rel
-				out.Diff = DriftDiff(s.o.Display, c, m.req)
+			if cands := near.Find(m.req, m.src, NearestCount); len(cands) > 0 {
+				out.Closest = s.o.Display + "/" + cands[0].Snapshot.Rel
+				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.Keys())
 			}
 		}
 		rep.Misses = append(rep.Misses, out)
@@ -200,4 +209,19 @@ func (s *ReplayServer) Finish() render.Replayed {
 	sort.Slice(rep.Normalized, func(i, j int) bool { return rep.Normalized[i].Snapshot < rep.Normalized[j].Snapshot })
 	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
 	return rep
+}
+
+// existsIn reports whether the project-relative, slash-separated file (a
+// request's source) is a regular file under root.
+func existsIn(root, file string) bool {
+	if root == "" || file == "" || path.IsAbs(file) || strings.Contains(file, "\\") {
+		return false
+	}
+	for _, seg := range strings.Split(file, "/") {
+		if seg == ".." {
+			return false
+		}
+	}
+	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(file)))
+	return err == nil && fi.Mode().IsRegular()
 }
