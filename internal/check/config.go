@@ -43,7 +43,7 @@ type Config struct {
 	// Normalize holds the declared key normalizers ("normalize"); nil when
 	// the file has none.
 	Normalize *normalize.Set
-	Path   string           // where it was read from ("" = no file)
+	Path      string // where it was read from ("" = no file)
 }
 
 // FailClasses returns the configured "fail_on" classes, or the default

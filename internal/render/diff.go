@@ -113,4 +113,3 @@ func ensureNL(s string) string {
 	}
 	return s + "\n"
 }
-
