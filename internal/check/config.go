@@ -55,14 +55,20 @@ func (c *Config) FailClasses() []change.Class {
 	return c.FailOn
 }
 
-// KeyContext is the key context of the project's declared key normalizers
-// (DESIGN §12.3), for every computation of a request key; nil when there
-// are none, so that keys are exactly those of a project without a config.
-func (c *Config) KeyContext() *provider.KeyContext {
+// Normalizer is the project's declared key normalizers (DESIGN §12.3), nil
+// when there are none, so that keys are exactly those of a project without
+// a config.
+func (c *Config) Normalizer() provider.KeyNormalizer {
 	if c == nil || c.Normalize.Len() == 0 {
 		return nil
 	}
-	return &provider.KeyContext{Normalize: c.Normalize}
+	return c.Normalize
+}
+
+// KeyContext is a key context carrying only the declared key normalizers
+// (nil when there are none).
+func (c *Config) KeyContext() *provider.KeyContext {
+	return provider.WithNormalizer(nil, c.Normalizer())
 }
 
 // ErrConfig wraps every configuration problem (exit 2).

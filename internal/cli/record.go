@@ -166,6 +166,10 @@ func recordRun(o *recordOptions) error {
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
+		if errors.As(err, &inv) && inv.Version {
+			writeVerbatimOnce(stderr, inv.Findings)
+			return withCode(ExitFailed, err, "migrate the set first (the command was not started)")
+		}
 		if errors.As(err, &inv) {
 			_ = render.WriteFindingLines(stderr, inv.Display, inv.Findings)
 			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
@@ -272,4 +276,16 @@ func bypassFindings(bs []serve.Bypass) finding.Findings {
 			Fix:     serve.BypassHint})
 	}
 	return out
+}
+
+// writeVerbatimOnce prints each distinct Verbatim text of fs (the §8
+// version message, the same for the manifest and every file) once.
+func writeVerbatimOnce(w stdio.Writer, fs finding.Findings) {
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Verbatim != "" && !seen[f.Verbatim] {
+			seen[f.Verbatim] = true
+			fmt.Fprintln(w, f.Verbatim)
+		}
+	}
 }

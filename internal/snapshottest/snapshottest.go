@@ -14,6 +14,10 @@ import (
 // Item is one call to put in a set.
 type Item struct {
 	Provider string
+	// Endpoint is the key endpoint; "" = the format 1.0.0 rule
+	// (registry.EndpointOf100: chat for "messages", completions for
+	// "prompt", messages for Anthropic).
+	Endpoint provider.Endpoint
 	Request  map[string]any
 	Headers  map[string]any
 	Response snapshot.Response
@@ -75,8 +79,12 @@ func AnthropicMessage(prompt string) Item {
 // Build returns the file document and id of an item.
 func Build(it Item) (doc map[string]any, id string, err error) {
 	req := cloneMap(it.Request)
-	registry.NormalizeStored(it.Provider, req)
-	rec, key, err := registry.NewRecordKeyed(it.Provider, it.Time, it.Source, req, it.Headers, it.Response, it.Keys)
+	e := it.Endpoint
+	if e == "" {
+		e = registry.EndpointOf100(it.Provider, req)
+	}
+	registry.NormalizeStored(it.Provider, e, req)
+	rec, key, err := registry.NewRecord(it.Provider, e, it.Time, it.Source, req, it.Headers, it.Response, it.Keys)
 	if err != nil {
 		return nil, "", err
 	}

@@ -22,8 +22,8 @@ import (
 // normalizers, headers), so the diff shows exactly what made the keys
 // differ and nothing the key ignores (stream flags, provider-generated
 // tool-call ids, volatile values a rule rewrites).
-func keyDocument(provider string, request, headers map[string]any, kc *provider.KeyContext) map[string]any {
-	obj, err := registry.KeyObject(provider, request, headers, kc)
+func keyDocument(p string, e provider.Endpoint, request, headers map[string]any, kc *provider.KeyContext) map[string]any {
+	obj, err := registry.KeyObject(p, e, request, headers, kc)
 	if err != nil {
 		return nil
 	}
@@ -65,7 +65,6 @@ type Nearest struct {
 	once  sync.Once
 	feats [][]uint64 // sorted, deduplicated features per snapshot
 	model []string
-	ends  []provider.Endpoint
 }
 
 // NewNearest prepares snaps (the checked set's valid snapshots).
@@ -75,14 +74,12 @@ func (n *Nearest) prepare() {
 	n.once.Do(func() {
 		n.feats = make([][]uint64, len(n.snaps))
 		n.model = make([]string, len(n.snaps))
-		n.ends = make([]provider.Endpoint, len(n.snaps))
 		for i, s := range n.snaps {
 			if s.Record == nil {
 				continue
 			}
 			n.feats[i] = features(s.Record.Request)
 			n.model[i], _ = s.Record.Request["model"].(string)
-			n.ends[i] = keyEndpoint(s.Provider, s.Record.Request)
 		}
 	})
 }
@@ -94,7 +91,6 @@ func (n *Nearest) prepare() {
 func (n *Nearest) Find(req *provider.Request, src *source.Source, k int) []Candidate {
 	n.prepare()
 	model, _ := req.Body["model"].(string)
-	endpoint := keyEndpoint(string(req.Provider), req.Body)
 	rf := features(req.Body)
 	var out []Candidate
 	for i, s := range n.snaps {
@@ -103,7 +99,7 @@ func (n *Nearest) Find(req *provider.Request, src *source.Source, k int) []Candi
 		}
 		c := Candidate{Snapshot: s,
 			SameSource: src != nil && s.Record.Source == *src,
-			SameModel:  n.model[i] == model && n.ends[i] == endpoint,
+			SameModel:  n.model[i] == model && provider.Endpoint(s.Record.Endpoint) == req.Endpoint,
 		}
 		c.Similarity = jaccard(rf, n.feats[i])
 		if len(out) == k && !better(c, out[k-1]) {
@@ -223,24 +219,20 @@ func jaccard(a, b []uint64) float64 {
 	return math.Round(float64(both)/float64(union)*1000) / 1000
 }
 
-// keyEndpoint is the key endpoint of a stored request ("" for an unknown
-// provider).
-func keyEndpoint(p string, request map[string]any) provider.Endpoint {
-	if f := registry.ForRecord(p, request); f != nil {
-		return f.Endpoint()
-	}
-	return ""
-}
-
 // explain turns ranked candidates into the report's close snapshots: each
 // with the JSON-pointer changes from the snapshot's key request to the
 // request's (under kc, so a volatile value a rule rewrites is not a
 // change), and the unified diff against the first.
 func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext) (near []render.Near, diff string) {
-	b := keyDocument(string(req.Provider), req.Body, req.Headers, kc)
+	b := keyDocument(string(req.Provider), req.Endpoint, req.Body, req.Headers, kc)
+	var norm provider.KeyNormalizer
+	if kc != nil {
+		norm = kc.Normalize
+	}
 	for i, c := range cands {
 		s := c.Snapshot
-		a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders, kc)
+		skc := provider.WithNormalizer(provider.RecordKeyContext(s.Record.ParentID, s.Record.Turn), norm)
+		a := keyDocument(s.Provider, provider.Endpoint(s.Record.Endpoint), s.Record.Request, s.Record.RequestHeaders, skc)
 		nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
 			Source: s.Record.Source.Display()}
 		nr.Changes = keyChanges(a, b)
