@@ -117,7 +117,7 @@ func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error
 		if prev, ok := byKey[key]; ok {
 			if !pv.Equal(prev.s.Record.Response.Fields, rec.Response.Fields) {
 				res.Refused = append(res.Refused, finding.Finding{File: s.Rel, Pointer: "/snapshots/0/id", Rule: RuleRekey, Severity: finding.Error,
-					Message: fmt.Sprintf("collapses with %s onto key %s under the current key normalizers, with a different answer (%s)", prev.s.Rel, snapshot.IDOf(key), firstDiff(prev.s, s)),
+					Message: fmt.Sprintf("collapses with %s onto id %s under the current key normalizers, with a different answer (%s)", prev.s.Rel, snapshot.IDOf(key), firstDiff(prev.s, s)),
 					Fix:     "narrow the normalize rules in " + ConfigName + " so the two requests stay apart, or delete the snapshot that is wrong"})
 				continue
 			}
