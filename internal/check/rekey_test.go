@@ -43,9 +43,9 @@ func TestParseConfigNormalize(t *testing.T) {
 		t.Error("no rules must mean no key context")
 	}
 	for cfgText, want := range map[string]string{
-		`{"normalize":[{"rule":"nope"}]}`:                              `/normalize/0/rule: unknown rule "nope"`,
+		`{"normalize":[{"rule":"nope"}]}`:                               `/normalize/0/rule: unknown rule "nope"`,
 		`{"normalize":[{"rule":"date"},{"rule":"date","paths":["x"]}]}`: `/normalize/1/paths/0: bad JSON pointer "x"`,
-		`{"normalize":{}}`:                                             `/normalize: must be an array`,
+		`{"normalize":{}}`: `/normalize: must be an array`,
 	} {
 		if _, err := ParseConfig([]byte(cfgText)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", cfgText, err, want)
