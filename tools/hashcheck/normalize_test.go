@@ -2,8 +2,8 @@ package hashcheck_test
 
 import (
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
