@@ -192,3 +192,49 @@ func BenchmarkNearestCold(b *testing.B) {
 		}
 	}
 }
+
+// With the project's key normalizers, replay matches a request whose
+// volatile values differ from the recording, counts it and names the
+// rules; the change list of a real miss is computed under the same rules.
+func TestReplayMatchedViaNormalizers(t *testing.T) {
+	cfg, err := check.ParseConfig([]byte(`{"normalize":[{"rule":"date"},{"rule":"drop","paths":["/user"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := snapshottest.OpenAIChat("Report for 2026-01-09")
+	it.Keys = cfg.KeyContext()
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, it); err != nil {
+		t.Fatal(err)
+	}
+	_, set := loadSet(t, dir, cfg)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
+	defer srv.Close()
+	c := call{name: "n", provider: provider.OpenAI, path: "/v1/chat/completions"}
+	for _, day := range []string{"2026-01-09", "2030-05-01"} {
+		body := snapshottest.OpenAIChat("Report for " + day).Request
+		body["user"] = "u-" + day
+		if resp, data := send(t, srv.URL, c, body, nil); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", day, resp.StatusCode, data)
+		}
+	}
+	miss := snapshottest.OpenAIChat("Summary for 2030-05-01").Request
+	send(t, srv.URL, c, miss, nil)
+	rep := rs.Finish()
+	if rep.Served != 2 || len(rep.Normalized) != 1 || rep.Normalized[0].Count != 2 || strings.Join(rep.Normalized[0].Rules, ",") != "date,drop" {
+		t.Fatalf("normalized matches: %+v", rep.Normalized)
+	}
+	if len(rep.Misses) != 1 || len(rep.Misses[0].Near) != 1 ||
+		strings.Join(rep.Misses[0].Near[0].Changes, "\n") != `/messages/1/content: "Report for <date>" → "Summary for <date>"` {
+		t.Fatalf("miss: %+v", rep.Misses)
+	}
+	var b bytes.Buffer
+	r := render.VerifyReport{Dir: ".ai-snapshots", Mode: "replay", Replayed: rep}
+	if err := r.Write(&b, "text", false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "matched via date, drop (2 request(s))") {
+		t.Errorf("text report:\n%s", b.String())
+	}
+}
