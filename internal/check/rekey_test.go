@@ -69,7 +69,7 @@ func TestKeyFindingsUnderConfig(t *testing.T) {
 	// id, stale key_normalizers.
 	a := mustConfig(t, `{"normalize":[{"rule":"regex","name":"a","pattern":"order \\S+","replace":"order X"}]}`)
 	b := mustConfig(t, `{"normalize":[{"rule":"regex","name":"b","pattern":"order \\S+","replace":"order X"}]}`)
-	it.Keys = a.KeyContext()
+	it.KeyContext = a.KeyContext()
 	if fs := checkItem(t, it, a); fs.Errors() != 0 {
 		t.Fatalf("under its own config: %v", fs)
 	}

@@ -134,7 +134,6 @@ func (e *InvalidSetError) Error() string {
 // call Finish once the application is done.
 type Recorder struct {
 	cfg       Config
-	keys      *provider.KeyContext // the project's declared key normalizers (nil = none)
 	store     *snapshot.Store
 	display   string
 	openai    *url.URL
@@ -145,6 +144,7 @@ type Recorder struct {
 	now       func() time.Time
 	started   time.Time
 	index     *replay.Index // OnlyMissing: the set served to hits
+	chains    *chains       // response ids → snapshots (Responses chains)
 
 	mu         sync.Mutex
 	existing   map[string]*check.Snapshot // valid snapshots at start, by key
@@ -201,9 +201,9 @@ type counts struct {
 func New(cfg Config) (*Recorder, error) {
 	r := &Recorder{
 		cfg:        cfg,
-		keys:       cfg.Check.Config.KeyContext(),
 		now:        cfg.Now,
 		existing:   map[string]*check.Snapshot{},
+		chains:     newChains(),
 		byID:       map[string]idOwner{},
 		entries:    map[string]snapshot.ManifestEntry{},
 		allRels:    map[string]string{},
@@ -325,6 +325,7 @@ func (r *Recorder) load() error {
 	for _, s := range set.Snapshots {
 		r.byID[s.Record.ID] = idOwner{key: s.Key, rel: s.Rel}
 		if s.Errors == 0 {
+			r.chains.addSnapshot(s)
 			r.existing[s.Key] = s
 			valid[s.Rel] = true
 			r.entries[s.Rel] = snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash}

@@ -26,6 +26,13 @@ type Fields struct {
 	ToolCalls    []any
 	Usage        map[string]any
 	Model        string
+	// NoText marks an endpoint without generated text (embeddings): the
+	// record has no content and no finish_reason (DESIGN §12.2); Content
+	// and FinishReason are then "".
+	NoText bool
+	// NoTokens marks an answer whose API reports no token count (Gemini
+	// embeddings): the record has no tokens_used, never a guessed one.
+	NoTokens bool
 }
 
 // Response holds a record's response fields (DESIGN §3): the normalized
@@ -143,6 +150,9 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 	}
 	if resp, ok := v["response"].(map[string]any); ok {
 		r.Response.Content, _ = resp["content"].(string)
+		_, hasContent := resp["content"]
+		_, hasTokens := resp["tokens_used"]
+		r.Response.NoText, r.Response.NoTokens = !hasContent, !hasTokens
 		r.Response.TokensUsed, _ = Int64(resp["tokens_used"])
 		r.Response.LatencyMS, _ = Int64(resp["latency_ms"])
 		r.Response.FinishReason, _ = resp["finish_reason"].(string)
@@ -162,11 +172,13 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 
 // ResponseValue turns Response into its stored JSON object.
 func ResponseValue(resp Response) map[string]any {
-	m := map[string]any{
-		"content":       resp.Content,
-		"tokens_used":   resp.TokensUsed,
-		"latency_ms":    resp.LatencyMS,
-		"finish_reason": resp.FinishReason,
+	m := map[string]any{"latency_ms": resp.LatencyMS}
+	if !resp.NoText {
+		m["content"] = resp.Content
+		m["finish_reason"] = resp.FinishReason
+	}
+	if !resp.NoTokens {
+		m["tokens_used"] = resp.TokensUsed
 	}
 	if len(resp.ToolCalls) > 0 {
 		m["tool_calls"] = resp.ToolCalls

@@ -202,7 +202,7 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 		t.Fatal(err)
 	}
 	it := snapshottest.OpenAIChat("Report for 2026-01-09")
-	it.Keys = cfg.KeyContext()
+	it.KeyContext = cfg.KeyContext()
 	dir := t.TempDir()
 	if _, err := snapshottest.WriteSet(dir, it); err != nil {
 		t.Fatal(err)

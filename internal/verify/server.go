@@ -18,6 +18,7 @@ import (
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -86,11 +87,11 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTPKeyed(r, s.ix.Keys())
+	req, err := registry.ParseHTTPWith(r, s.ix.KeyContext())
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
-		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format 1.0.0 covers chat completions, completions and messages)", r.Method, r.URL.Path)
+		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format %s covers the routes in docs/format.md)", r.Method, r.URL.Path, snapshot.Version)
 		switch {
 		case errors.Is(err, provider.ErrTooLarge):
 			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)
@@ -191,7 +192,7 @@ func (s *ReplayServer) Finish() render.Replayed {
 			out.Key = m.req.Key
 			if cands := near.Find(m.req, m.src, NearestCount); len(cands) > 0 {
 				out.Closest = s.o.Display + "/" + cands[0].Snapshot.Rel
-				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.Keys())
+				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.KeyContext())
 			}
 		}
 		rep.Misses = append(rep.Misses, out)

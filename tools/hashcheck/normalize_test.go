@@ -52,7 +52,7 @@ func TestNodeAgreesUnderKeyNormalizers(t *testing.T) {
 	}
 	items := normalizedItems()
 	for i := range items {
-		items[i].Keys = cfg.KeyContext()
+		items[i].KeyContext = cfg.KeyContext()
 	}
 	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestFormatDocNormalizers(t *testing.T) {
 		t.Fatal(err)
 	}
 	kc := cfg.KeyContext()
-	req, err := registry.ParseKeyed("POST", "/v1/chat/completions", nil, []byte(blocks["normalize-request"]), kc)
+	req, err := registry.ParseWith("POST", "/v1/chat/completions", nil, []byte(blocks["normalize-request"]), kc)
 	if err != nil {
 		t.Fatal(err)
 	}

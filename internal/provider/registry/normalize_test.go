@@ -29,7 +29,7 @@ func TestKeyNormalizersAfterBuiltins(t *testing.T) {
 		{"role":"assistant","content":null,"tool_calls":[{"id":"call_XYZ","type":"function","function":{"name":"w","arguments":"{}"}}]},
 		{"role":"tool","tool_call_id":"call_XYZ","content":"sunny"}]}`
 	h := http.Header{}
-	req, err := registry.ParseKeyed("POST", "/v1/chat/completions", h, []byte(body), kc)
+	req, err := registry.ParseWith("POST", "/v1/chat/completions", h, []byte(body), kc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestKeyNormalizersAfterBuiltins(t *testing.T) {
 		t.Errorf("key request %s", b)
 	}
 	// Another date: the same key. Without the context: another key.
-	other, err := registry.ParseKeyed("POST", "/v1/chat/completions", h, []byte(strings.Replace(body, "2026-01-09", "2031-12-24", 1)), kc)
+	other, err := registry.ParseWith("POST", "/v1/chat/completions", h, []byte(strings.Replace(body, "2026-01-09", "2031-12-24", 1)), kc)
 	if err != nil || other.Key != req.Key {
 		t.Fatalf("keys differ: %v", err)
 	}

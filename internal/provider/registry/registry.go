@@ -24,6 +24,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
 	"github.com/traceforge/traceforge/internal/provider/openai/responses"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -38,6 +39,7 @@ var formats = []provider.Format{
 	completions.New(),
 	messages.New(),
 	responses.New(),
+	embeddings.New(),
 }
 
 // Formats returns the registered formats in lookup order. The slice must not
@@ -152,21 +154,23 @@ func ErrorFormat(r *http.Request) provider.Format {
 	return ForProvider(provider.OpenAI)
 }
 
-// Parse is ParseKeyed without a key context.
-func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
-	return ParseKeyed(method, path, header, body, nil)
-}
-
-// ParseKeyed turns a request's method, path, headers and body into a
-// Request keyed under kc (nil = none; the project's declared key
-// normalizers travel in kc.Normalize): the route's format, the body decoded strictly (snapshot.Decode) with the
+// Parse turns a request's method, path, headers and body into a Request:
+// the route's format, the body decoded strictly (snapshot.Decode) with the
 // stored normalization applied, the stored headers, and the key. Errors wrap
 // provider.ErrNotLLMCall or provider.ErrBadRequest.
 //
 // The key is the stored request's (RequestKey) with the route's endpoint,
 // which format 1.1.0 stores in the record (DESIGN §12.2): no endpoint is
 // guessed from the body.
-func ParseKeyed(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
+func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+	return ParseWith(method, path, header, body, nil)
+}
+
+// ParseWith is Parse with a KeyContext for the key (record and replay
+// resolve Responses chains through it, and the project's declared key
+// normalizers travel in kc.Normalize: Request.KeyNormalizers names those
+// that changed the key); kc may be nil.
+func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
@@ -192,13 +196,13 @@ func ParseKeyed(method, path string, header http.Header, body []byte, kc *provid
 	return req, nil
 }
 
-// ParseHTTP is ParseHTTPKeyed without a key context.
-func ParseHTTP(r *http.Request) (*provider.Request, error) { return ParseHTTPKeyed(r, nil) }
+// ParseHTTP reads r's body (the caller caps its size, e.g. with serve.Guard)
+// and parses it. The body is consumed. A body over the cap wraps
+// provider.ErrTooLarge.
+func ParseHTTP(r *http.Request) (*provider.Request, error) { return ParseHTTPWith(r, nil) }
 
-// ParseHTTPKeyed reads r's body (the caller caps its size, e.g. with
-// serve.Guard) and parses it under kc (ParseKeyed). The body is consumed. A
-// body over the cap wraps provider.ErrTooLarge.
-func ParseHTTPKeyed(r *http.Request, kc *provider.KeyContext) (*provider.Request, error) {
+// ParseHTTPWith is ParseHTTP with a KeyContext (see ParseWith).
+func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request, error) {
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
@@ -212,7 +216,7 @@ func ParseHTTPKeyed(r *http.Request, kc *provider.KeyContext) (*provider.Request
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
 	}
-	return ParseKeyed(r.Method, r.URL.Path, r.Header, body, kc)
+	return ParseWith(r.Method, r.URL.Path, r.Header, body, kc)
 }
 
 // NormalizeStored applies the stored normalization of the format of a
