@@ -212,3 +212,23 @@ func TestParsePrices(t *testing.T) {
 		}
 	}
 }
+
+// go-openai drops a zero temperature (omitempty); the refusal says so and
+// names the way out instead of "re-record it".
+func TestMissingTemperatureFixNamesGoOpenAI(t *testing.T) {
+	it := snapshottest.OpenAIChat("hi")
+	delete(it.Request, "temperature")
+	fs := checkItem(t, it, nil)
+	var found bool
+	for _, f := range fs {
+		if f.Pointer == "/snapshots/0/request/temperature" {
+			found = true
+			if !strings.Contains(f.Fix, "go-openai") || !strings.Contains(f.Fix, "math.SmallestNonzeroFloat32") {
+				t.Errorf("fix %q does not explain go-openai's omitempty", f.Fix)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no finding for the missing temperature: %v", fs)
+	}
+}

@@ -77,7 +77,7 @@ func initRun(o *initOptions) error {
 	}
 	proj, err := project.Locate(o.Factory.Dir, project.Options{Base: o.IO.Dir})
 	if err != nil {
-		return err
+		return projectErr(err)
 	}
 	dir, display, root := proj.Dir, proj.Display, proj.Root
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -89,25 +90,24 @@ Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 command's own exit code.`,
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
+  traceforge verify --format html --output verify.html -- go test ./...
   traceforge verify -- go test ./...
   traceforge verify --fail-on-unused -- npm test
   traceforge verify --serve --listen 127.0.0.1:8787
   traceforge verify --live --runs 5 --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "verify")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
 			return runF(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github, html (one self-contained page; use with --output)")
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
@@ -216,7 +216,7 @@ func verifyRun(o *verifyOptions) error {
 	}
 	switch {
 	case o.Live:
-		return verifyLive(o, live, rep, set)
+		return verifyLive(o, live, proj.Config, rep, set)
 	case o.Serve:
 		return verifyServe(o, rep, set)
 	case len(o.Command) > 0:
@@ -357,8 +357,9 @@ func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp   string
-	openaiKey, anthropicKey string
+	openaiUp, anthropicUp       string
+	openaiShown, anthropicShown string // serve.RedactURL of each, for people
+	openaiKey, anthropicKey     string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
@@ -369,12 +370,13 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 		return nil, err
 	}
 	s.openaiUp, s.anthropicUp = oa.String(), an.String()
+	s.openaiShown, s.anthropicShown = serve.RedactURL(oa), serve.RedactURL(an)
 	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
 	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -382,10 +384,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] && s.openaiKey == "" {
-		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiUp+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
+		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiShown+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
 	}
 	if need["anthropic"] && s.anthropicKey == "" {
-		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicUp+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -404,18 +406,25 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] {
-		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiUp)
+		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiShown)
 	}
 	if need["anthropic"] {
-		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicUp)
+		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	rep.LiveRuns = o.Runs
+	rep.FailOn = cfg.FailClasses()
+	var prices map[string]check.Price
+	if cfg != nil {
+		prices = cfg.Prices
+	}
+	totals := ledger.NewTotals(prices)
 	ctx, cancel := o.context()
 	defer cancel()
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
 		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
 		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
+		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress
 	if o.IO.IsTerminal && len(snaps) > 0 {
@@ -426,6 +435,8 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 	if bar != nil {
 		bar.finish()
 	}
+	sum := totals.Summary()
+	rep.Totals = &sum
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -448,6 +459,9 @@ func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string)
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
 	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
+	if rep.Totals != nil {
+		fmt.Fprintln(io.ErrOut, rep.Totals.Line())
+	}
 	return nil
 }
 

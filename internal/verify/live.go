@@ -9,12 +9,15 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
@@ -51,6 +54,12 @@ type LiveOptions struct {
 	Client *http.Client
 	// Progress, when set, is called after each finished run.
 	Progress func(done, total int)
+	// FailOn lists the change classes that fail a snapshot (the config's
+	// fail_on; nil = change.DefaultFailOn()). A snapshot under a policy
+	// exception compares its live_compare fields instead.
+	FailOn []change.Class
+	// Totals, when set, gets every successful run (the run's totals line).
+	Totals *ledger.Totals
 }
 
 // liveRun is the outcome of one request.
@@ -60,13 +69,21 @@ type liveRun struct {
 	err    string
 }
 
-// Live re-sends every snapshot's request Runs times and compares each
-// answer with the recording using the one equality (provider.Equal). Streamed
-// recordings are re-sent non-streamed: the key ignores stream and
-// stream_options, and a stream assembles to the same non-streamed body.
-// Results are in snapshot order.
+// liveNow is the clock live latencies are measured with (replaced in tests).
+var liveNow = time.Now
+
+// Live re-sends every snapshot's request Runs times and classifies each
+// answer against the recording (change.Classify, DESIGN §12.9 item 7): a run
+// fails when it shows a class of FailOn (under a policy exception: when its
+// live_compare fields differ). Streamed recordings are re-sent
+// non-streamed: the key ignores stream and stream_options, and a stream
+// assembles to the same non-streamed body. Results are in snapshot order.
 func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
+	failOn := o.FailOn
+	if failOn == nil {
+		failOn = change.DefaultFailOn()
+	}
 	client := o.Client
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Minute}
@@ -126,7 +143,7 @@ feed:
 	wg.Wait()
 	results := make([]render.LiveResult, len(o.Snapshots))
 	for i, s := range o.Snapshots {
-		results[i] = judge(o.Display, s, outcomes[i], ctx.Err())
+		results[i] = judge(o.Display, s, outcomes[i], failOn, ctx.Err())
 	}
 	return results
 }
@@ -167,12 +184,23 @@ func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) 
 	return parents, phases
 }
 
-// liveURL joins an upstream base URL and an endpoint the way the SDKs do.
-func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
+// liveURL joins an upstream base URL and an endpoint the way the SDKs do:
+// the endpoint goes after the base URL's path, and its query (a gateway's
+// ?api-key=…) is kept.
+func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) (*url.URL, error) {
+	base, path := o.OpenAIUpstream, strings.TrimPrefix(string(e), "/v1")
 	if p == provider.Anthropic {
-		return strings.TrimRight(o.AnthropicUpstream, "/") + string(e)
+		base, path = o.AnthropicUpstream, string(e)
 	}
-	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
+	u, err := url.Parse(base)
+	if err != nil {
+		// Not quoted: the value may hold a key and cannot be redacted.
+		return nil, fmt.Errorf("the %s upstream is not a URL", p)
+	}
+	c := *u
+	c.Path = strings.TrimRight(c.Path, "/") + path
+	c.RawPath = ""
+	return &c, nil
 }
 
 // liveBody is the JSON the format posts for a stored request
@@ -208,9 +236,13 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, liveURL(o, p, e), bytes.NewReader(body))
+	target, err := liveURL(o, p, e)
 	if err != nil {
 		return liveRun{err: err.Error()}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return liveRun{err: serve.RedactURLIn(err.Error(), target)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -228,12 +260,13 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	} else {
 		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
 	}
+	start := liveNow()
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return liveRun{err: "interrupted"}
 		}
-		return liveRun{err: scrubURLError(err)}
+		return liveRun{err: serve.RedactURLIn(scrubURLError(err), target)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxLiveBody+1))
@@ -255,6 +288,12 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	f, err := format.Fields(m)
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
+	}
+	if o.Totals != nil {
+		// Latency: from sending the request to the whole answer read.
+		latency := liveNow().Sub(start).Milliseconds()
+		model, _ := s.Record.Request["model"].(string)
+		o.Totals.Add(s.Provider, string(e), model, snapshot.Response{Fields: f, LatencyMS: latency, Body: m})
 	}
 	return liveRun{fields: f, body: m}
 }
@@ -309,25 +348,13 @@ func project(f snapshot.Fields, compare []string) snapshot.Fields {
 			out.ToolCalls = f.ToolCalls
 		case "tool_names":
 			if out.ToolCalls == nil {
-				for _, tc := range f.ToolCalls {
-					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": toolName(tc), "arguments": ""}})
+				for _, tc := range provider.ToolCalls(f.ToolCalls) {
+					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": tc.Name, "arguments": ""}})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func toolName(tc any) string {
-	m, _ := tc.(map[string]any)
-	for _, k := range []string{"function", "custom"} {
-		if fn, ok := m[k].(map[string]any); ok {
-			n, _ := fn["name"].(string)
-			return n
-		}
-	}
-	n, _ := m["name"].(string)
-	return n
 }
 
 // fieldsDocument renders the compared fields for a unified diff.
@@ -373,16 +400,20 @@ func nondetMessage(k, n int) string {
 	return fmt.Sprintf("❌ Non-deterministic behavior detected\n   %d/%d runs produced different outputs\n   → CI fails", k, n)
 }
 
-func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) render.LiveResult {
+func judge(display string, s *check.Snapshot, runs []liveRun, failOn []change.Class, interrupted error) render.LiveResult {
 	res := render.LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
 	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
+	// fails is the comparison that fails a run: the fail_on classes, or
+	// under a policy exception its live_compare fields (DESIGN §12.9 item 7).
+	fails := func(a, b snapshot.Fields) bool { return len(classify(a, b).Failing(failOn)) > 0 }
 	compare := func(f snapshot.Fields) snapshot.Fields { return f }
 	if s.Exception != nil {
 		res.ByPolicy = true
 		ex := s.Exception
 		compare = func(f snapshot.Fields) snapshot.Fields { return project(f, ex.LiveCompare) }
+		fails = func(a, b snapshot.Fields) bool { return !provider.Equal(compare(a), compare(b)) }
 		cmp := "nothing but success"
 		if len(ex.LiveCompare) > 0 {
 			cmp = strings.Join(ex.LiveCompare, ", ")
@@ -418,33 +449,59 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 		res.Message = fmt.Sprintf("❌ %s: %d of %d runs failed upstream; nothing to compare with the recording", why, len(runs), len(runs))
 		return res
 	}
-	want := compare(recorded)
-	var firstDiff *liveRun
+	// shown is the run the report details: the first failing one, else the
+	// first that differs at all.
+	var shown *liveRun
+	var shownResult change.Result
+	classes := map[change.Class]bool{}
+	changed := 0
 	for i := range ok {
-		if !provider.Equal(want, compare(ok[i].fields)) {
-			res.Different++
-			if firstDiff == nil {
-				firstDiff = &ok[i]
-			}
+		c := classify(recorded, ok[i].fields)
+		for _, x := range c.Classes {
+			classes[x] = true
 		}
+		failing := fails(recorded, ok[i].fields)
+		if failing {
+			res.Different++
+		}
+		if c.Changed() {
+			changed++
+		}
+		if (failing && (shown == nil || !fails(recorded, shown.fields))) || (shown == nil && c.Changed()) {
+			shown, shownResult = &ok[i], c
+		}
+	}
+	for _, c := range change.All {
+		if classes[c] {
+			res.Classes = append(res.Classes, c)
+		}
+	}
+	if s.Exception == nil {
+		res.FailingClasses = change.Result{Classes: res.Classes}.Failing(failOn)
+	}
+	if shown != nil {
+		res.Change = &shownResult
+		res.Changes = provider.Diff(recorded, shown.fields)
 	}
 	allSame := true
 	for i := 1; i < len(ok); i++ {
-		if !provider.Equal(compare(ok[0].fields), compare(ok[i].fields)) {
+		if fails(ok[0].fields, ok[i].fields) {
 			allSame = false
 			break
 		}
 	}
 	if res.Different == 0 {
+		if changed > 0 {
+			res.Notes = append(res.Notes, passingChange(changed, len(ok), res.Classes, shownResult, s.Exception != nil))
+		}
 		if !res.Synthesized {
 			res.Notes = append(res.Notes, provider.Notes(recBody, ok[0].body)...)
 		}
+		sortNotes(res.Notes)
 		return res
 	}
 	res.Failed = true
-	got := compare(firstDiff.fields)
-	res.Changes = provider.Diff(want, got)
-	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
+	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(compare(recorded)), fieldsDocument(compare(shown.fields)))
 	if allSame {
 		res.Drift = true
 		res.Message = fmt.Sprintf("❌ Drift detected\n   %d/%d runs agree with each other but differ from the recording\n   → CI fails", len(ok), len(ok))
@@ -452,14 +509,40 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 		res.Nondet = true
 		res.Message = nondetMessage(res.Different, len(ok))
 	}
-	if recorded.Model != firstDiff.fields.Model {
-		res.Notes = append(res.Notes, fmt.Sprintf("likely cause: the served model changed (%q → %q)", recorded.Model, firstDiff.fields.Model))
+	if recorded.Model != shown.fields.Model {
+		res.Notes = append(res.Notes, fmt.Sprintf("likely cause: the served model changed (%q → %q)", recorded.Model, shown.fields.Model))
 	}
 	if !res.Synthesized {
-		res.Notes = append(res.Notes, provider.Notes(recBody, firstDiff.body)...)
+		res.Notes = append(res.Notes, provider.Notes(recBody, shown.body)...)
 	}
 	sortNotes(res.Notes)
 	return res
+}
+
+// classify compares a live answer with the recording by the diff classes
+// (latency is not compared: a live run's latency is not the recording's).
+func classify(recorded, live snapshot.Fields) change.Result {
+	return change.Classify(snapshot.Response{Fields: recorded}, snapshot.Response{Fields: live})
+}
+
+// passingChange is the note of a snapshot whose live runs differ from the
+// recording, but in nothing that fails it.
+func passingChange(n, of int, classes []change.Class, shown change.Result, byPolicy bool) string {
+	var what []string
+	for _, c := range classes {
+		what = append(what, string(c))
+	}
+	if shown.Model != nil {
+		what = append(what, fmt.Sprintf("model (%q → %q)", shown.Model.From, shown.Model.To))
+	}
+	if shown.TokensUsed != nil {
+		what = append(what, fmt.Sprintf("tokens_used (%d → %d)", shown.TokensUsed.From, shown.TokensUsed.To))
+	}
+	why := "not in fail_on"
+	if byPolicy {
+		why = "not in the exception's live_compare"
+	}
+	return fmt.Sprintf("%d/%d runs differ from the recording only in %s (%s): passes", n, of, strings.Join(what, ", "), why)
 }
 
 // sortNotes puts likely-cause notes (model, system_fingerprint) first,
