@@ -105,6 +105,15 @@ func TestMissesExplained(t *testing.T) {
 	if m.AnnotateFile != "app/ask.go" || m.AnnotateLine != 12 {
 		t.Errorf("annotation %s:%d", m.AnnotateFile, m.AnnotateLine)
 	}
+	var page bytes.Buffer
+	if err := rep.Write(&page, "html", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"close #1", "close #3", "/messages/1/content: &#34;Summarize the report for Monday&#34; → &#34;Summarize the report for Tuesday&#34;"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
 	if rep.Misses[1].AnnotateFile != "" {
 		t.Errorf("a missing source file must not be annotated: %+v", rep.Misses[1])
 	}
