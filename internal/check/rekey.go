@@ -160,9 +160,7 @@ func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error
 		if h, _ := b.rec["hash"].(string); rel == b.s.Rel && h == b.s.Record.Hash {
 			continue // nothing changes
 		}
-		if rel != b.s.Rel || !containsMove(res.Moves, b.s.Rel) {
-			res.Moves = append(res.Moves, RekeyMove{From: b.s.Rel, To: rel})
-		}
+		res.Moves = append(res.Moves, RekeyMove{From: b.s.Rel, To: rel})
 		writes = append(writes, b)
 	}
 	for _, b := range writes {
@@ -188,15 +186,6 @@ func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error
 	sort.Slice(res.Moves, func(i, j int) bool { return res.Moves[i].From < res.Moves[j].From })
 	res.Reindex, err = Reindex(st, opts, now)
 	return res, err
-}
-
-func containsMove(ms []RekeyMove, from string) bool {
-	for _, m := range ms {
-		if m.From == from {
-			return true
-		}
-	}
-	return false
 }
 
 // firstDiff names the first difference of two snapshots' answers.
