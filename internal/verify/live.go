@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -93,15 +94,24 @@ func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	}
 	type job struct{ snap, run int }
 	jobs := make(chan job)
-	var wg sync.WaitGroup
+	var wg, phaseWG sync.WaitGroup
 	var mu sync.Mutex
 	done, total := 0, len(o.Snapshots)*runs
+	parents, phases := chainPhases(o.Snapshots)
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				outcomes[j.snap][j.run] = sendLive(ctx, client, o, o.Snapshots[j.snap])
+				// A chained Responses call continues its parent's live
+				// answer of the same run (DESIGN §12.9 item 5: --live
+				// runs a chain root first, sending the live ids).
+				prev := ""
+				if p, ok := parents[j.snap]; ok {
+					prev, _ = outcomes[p][j.run].body["id"].(string)
+				}
+				outcomes[j.snap][j.run] = sendLive(ctx, client, o, o.Snapshots[j.snap], prev)
+				phaseWG.Done()
 				mu.Lock()
 				done++
 				d := done
@@ -115,14 +125,19 @@ func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	// Runs of one snapshot are interleaved with the others' so that a slow
 	// or rate-limited snapshot does not serialize its own runs.
 feed:
-	for r := 0; r < runs; r++ {
-		for i := range o.Snapshots {
-			select {
-			case jobs <- job{i, r}:
-			case <-ctx.Done():
-				break feed
+	for _, phase := range phases {
+		for r := 0; r < runs; r++ {
+			for _, i := range phase {
+				phaseWG.Add(1)
+				select {
+				case jobs <- job{i, r}:
+				case <-ctx.Done():
+					phaseWG.Done()
+					break feed
+				}
 			}
 		}
+		phaseWG.Wait() // the next phase continues these answers
 	}
 	close(jobs)
 	wg.Wait()
@@ -131,6 +146,42 @@ feed:
 		results[i] = judge(o.Display, s, outcomes[i], failOn, ctx.Err())
 	}
 	return results
+}
+
+// chainPhases orders the snapshots for --live: phase 0 holds every snapshot
+// that continues no other one in the list; phase n+1 the Responses calls
+// chained (previous_response_id) to a snapshot of phase n. parents maps a
+// chained snapshot's index to its parent's.
+func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) {
+	byID := map[string]int{}
+	for i, s := range snaps {
+		if _, ok := byID[s.Record.ID]; !ok {
+			byID[s.Record.ID] = i
+		}
+	}
+	parents = map[int]int{}
+	for i, s := range snaps {
+		if p, ok := byID[s.Record.ParentID]; ok && s.ChainedFrom != "" && p != i {
+			parents[i] = p
+		}
+	}
+	depth := make([]int, len(snaps))
+	var depthOf func(i, guard int) int
+	depthOf = func(i, guard int) int {
+		p, ok := parents[i]
+		if !ok || guard > len(snaps) {
+			return 0
+		}
+		return depthOf(p, guard+1) + 1
+	}
+	for i := range snaps {
+		depth[i] = depthOf(i, 0)
+		for len(phases) <= depth[i] {
+			phases = append(phases, nil)
+		}
+		phases[depth[i]] = append(phases[depth[i]], i)
+	}
+	return parents, phases
 }
 
 // liveURL joins an upstream base URL and an endpoint the way the SDKs do:
@@ -165,16 +216,23 @@ func liveBody(f provider.Format, request map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.Snapshot) liveRun {
+// sendLive posts s's request once; prev, when set, replaces a chained
+// request's previous_response_id (the parent's live answer id).
+func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.Snapshot, prev string) liveRun {
 	if ctx.Err() != nil {
 		return liveRun{err: "interrupted"}
 	}
-	format := registry.ForRecord(s.Provider, s.Record.Request)
-	if format == nil {
-		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
+	format, err := registry.ForStored(s.Provider, provider.Endpoint(s.Record.Endpoint))
+	if err != nil {
+		return liveRun{err: err.Error()}
 	}
 	p, e := format.Provider(), format.Endpoint()
-	body, err := liveBody(format, s.Record.Request)
+	request := s.Record.Request
+	if prev != "" {
+		request = maps.Clone(request)
+		request["previous_response_id"] = prev
+	}
+	body, err := liveBody(format, request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
