@@ -440,8 +440,8 @@ func makesCall(line string) bool {
 		"Completions.New(", "Completions.NewStreaming(", "Messages.New(", "Messages.NewStreaming(",
 		"CreateChatCompletion(", "CreateChatCompletionStream(",
 		"chat.completions.create(", "messages.create(", "messages.stream(",
-		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
+		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 	} {
 		if strings.Contains(line, call) {
 			return true

@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -161,17 +162,14 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := registry.RequestKey(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, pv.RecordKeyContext(rec.ParentID, rec.Turn))
+	kc := RecordKeyContext(rec, opts.Config)
+	key, applied, err := registry.Key(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, kc)
 	if err != nil {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 		return nil, fs
 	}
 	s.Key = key
-	if want := snapshot.IDOf(key); rec.ID != want {
-		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleID, Severity: finding.Error,
-			Message: fmt.Sprintf("id %s does not match the request (its key gives %s): the request was edited after recording", rec.ID, want),
-			Fix:     "re-record this call (traceforge record), or restore the file from Git"})
-	}
+	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
 	if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/hash", Rule: RuleRecordHash, Severity: finding.Error,
 			Message: fmt.Sprintf("record hash mismatch: stored %s, computed %s — the record was changed after it was hashed", rec.Hash, h),
@@ -182,7 +180,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			Message: fmt.Sprintf("file hash mismatch: stored %s, computed %s", s.FileHash, h),
 			Fix:     "restore the file from Git or re-record it"})
 	}
-	fs = append(fs, lineageFindings(file, provider, rec)...)
+	fs = append(fs, lineageFindings(file, provider, rec, opts.Config)...)
 	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
@@ -253,8 +251,54 @@ func sourceFinding(name, src string) *finding.Finding {
 		Fix:     "send X-Traceforge-Source with a project-relative path (see docs/sources.md) and re-record"}
 }
 
-func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findings {
-	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, pv.RecordKeyContext(rec.ParentID, rec.Turn))
+// RecordKeyContext is the key context of a stored record under the
+// project's config: the record's own lineage resolves a Responses chain
+// (provider.RecordKeyContext) and the config's declared key normalizers
+// apply.
+func RecordKeyContext(rec *snapshot.Record, cfg *Config) *pv.KeyContext {
+	return pv.WithNormalizer(pv.RecordKeyContext(rec.ParentID, rec.Turn), cfg.Normalizer())
+}
+
+// RekeyFix is the fix for ids and key_normalizers made under another
+// normalizer config.
+const RekeyFix = "traceforge snapshot reindex --rekey (renames the file to the id the current config gives and rewrites the manifest)"
+
+// keyFindings compares the stored id and key_normalizers with the key the
+// request gives under the current config. When neither the config nor the
+// record involves key normalizers, a mismatch means an edited request (id);
+// otherwise the set was keyed under another config (rekey).
+func keyFindings(file string, rec *snapshot.Record, key string, applied []string, haveRules bool) finding.Findings {
+	const rp = "/snapshots/0"
+	var fs finding.Findings
+	want := snapshot.IDOf(key)
+	switch {
+	case rec.ID == want:
+		if !slices.Equal(rec.KeyNormalizers, applied) {
+			fs = append(fs, finding.Finding{File: file, Pointer: rp + "/key_normalizers", Rule: RuleRekey, Severity: finding.Error,
+				Message: fmt.Sprintf("key_normalizers is %s, the current config gives %s", nameList(rec.KeyNormalizers), nameList(applied)),
+				Fix:     RekeyFix})
+		}
+	case haveRules || len(rec.KeyNormalizers) > 0:
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleRekey, Severity: finding.Error,
+			Message: fmt.Sprintf("id %s does not match the request under the key normalizers of %s (they give %s)", rec.ID, ConfigName, want),
+			Fix:     RekeyFix})
+	default:
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleID, Severity: finding.Error,
+			Message: fmt.Sprintf("id %s does not match the request (its key gives %s): the request was edited after recording", rec.ID, want),
+			Fix:     "re-record this call (traceforge record), or restore the file from Git"})
+	}
+	return fs
+}
+
+func nameList(names []string) string {
+	if len(names) == 0 {
+		return "[] (none)"
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+func lineageFindings(file, provider string, rec *snapshot.Record, cfg *Config) finding.Findings {
+	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, RecordKeyContext(rec, cfg))
 	if err != nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -18,6 +19,10 @@ type SetResult struct {
 	Manifest  *snapshot.Manifest // nil when missing or invalid
 	Files     int                // snapshot files found
 	Rels      []string           // every snapshot file checked (<provider>/<id>.json)
+	// Keys is the key context the snapshots were keyed under (the config's
+	// declared key normalizers; nil = none): whoever looks requests up in
+	// the set keys them the same way.
+	Keys *provider.KeyContext
 }
 
 // Valid reports whether no error finding was made.
@@ -45,7 +50,7 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &SetResult{}
+	res := &SetResult{Keys: opts.Config.KeyContext()}
 	var files []snapshot.Entry
 	var haveManifest, haveLegacy bool
 	linked := map[string]bool{}

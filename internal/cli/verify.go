@@ -33,6 +33,9 @@ type verifyOptions struct {
 	Output        string
 	Shard         string
 	FailOnUnused  bool
+	DenyBypass    bool
+	root          string // the project root (for annotations of unmatched requests)
+	bypasses      serve.Bypasses
 	ReplayLatency bool
 	Serve         bool
 	Listen        string
@@ -108,6 +111,7 @@ command's own exit code.`,
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
+	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
 	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
 	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
@@ -165,6 +169,9 @@ func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 			return nil, usageErr("e.g. traceforge verify --live --runs 5", "--%s needs --live", name)
 		}
 	}
+	if o.changed["deny-bypass"] && !hasCmd {
+		return nil, usageErr("run: traceforge verify --deny-bypass -- COMMAND ARGS...", "--deny-bypass needs a command: it sets the proxy variables of COMMAND's environment")
+	}
 	if o.Runs < 1 {
 		return nil, usageErr("e.g. --runs 5", "--runs must be at least 1, not %d", o.Runs)
 	}
@@ -203,6 +210,7 @@ func verifyRun(o *verifyOptions) error {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
 	}
 	rep.FailOnUnused = o.FailOnUnused
+	o.root = proj.Root
 	if shard != nil {
 		rep.Shard = o.Shard
 	}
@@ -242,8 +250,12 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency})
-	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse)
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, Root: o.root})
+	var guardOpts []serve.GuardOption
+	if o.DenyBypass {
+		guardOpts = append(guardOpts, serve.DenyBypass(&o.bypasses))
+	}
+	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse, guardOpts...)
 	return rs, serve.Start(ln, h), ln, nil
 }
 
@@ -280,6 +292,9 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	ctx, cancel := o.context()
 	defer cancel()
 	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
+	if o.DenyBypass {
+		env = append(env, serve.ProxyEnv(ln.Addr().String())...)
+	}
 	res, err := runChild(ctx, o.IO, o.Command, env)
 	srv.Stop(replayGrace)
 	if err != nil {
@@ -290,6 +305,9 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	code := res.Code
 	rep.ExitCode = &code
 	rep.Replayed = rs.Finish()
+	for _, b := range o.bypasses.List() {
+		rep.Bypassed = append(rep.Bypassed, render.Bypass{Method: b.Method, Target: b.Target, Count: b.Count, Hint: serve.BypassHint})
+	}
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}

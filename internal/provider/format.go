@@ -142,6 +142,32 @@ type KeyContext struct {
 	// resolves through the record's own lineage (RecordKeyContext). nil =
 	// nothing is resolved.
 	Parent func(responseID string) (snapshotID string, turn int, ok bool)
+	// Normalize applies the project's declared key normalizers (DESIGN
+	// §12.3) to the key request after the format's key-only rules; nil =
+	// none. The registry applies it, never a format.
+	Normalize KeyNormalizer
+}
+
+// KeyNormalizer rewrites the volatile values of a key request (the
+// project's "normalize" rules, internal/normalize). NormalizeKey never
+// modifies request; it returns the normalized copy and the names of the
+// rules that changed it, in config order without repeats.
+type KeyNormalizer interface {
+	NormalizeKey(request map[string]any) (map[string]any, []string)
+}
+
+// WithNormalizer returns kc with Normalize set to n (a copy; kc may be
+// nil). With a nil n it returns kc as is.
+func WithNormalizer(kc *KeyContext, n KeyNormalizer) *KeyContext {
+	if n == nil {
+		return kc
+	}
+	c := KeyContext{Normalize: n}
+	if kc != nil {
+		c = *kc
+		c.Normalize = n
+	}
+	return &c
 }
 
 // Resolve looks a response id up; ok is false when kc (or its Parent) is

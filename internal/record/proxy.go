@@ -105,6 +105,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		c.route = format.Provider()
 		kc, missed := r.chains.keyContext()
+		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
 		c.kc = kc
 		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {

@@ -108,23 +108,3 @@ func ensureNL(s string) string {
 	}
 	return s + "\n"
 }
-
-// Similarity is the share of lines a and b have in common (0…1).
-func Similarity(a, b string) float64 {
-	if a == b {
-		return 1
-	}
-	lines := lineDiff(ensureNL(a), ensureNL(b))
-	same, total := 0, 0
-	for _, l := range lines {
-		total++
-		if l.op == change.Equal {
-			same += 2
-			total++
-		}
-	}
-	if total == 0 {
-		return 1
-	}
-	return float64(same) / float64(total)
-}

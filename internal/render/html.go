@@ -55,6 +55,11 @@ func (r *VerifyReport) page() *htmlreport.Page {
 		rows = append(rows, htmlreport.Row{ID: fmt.Sprintf("e-%d", i+1), Title: "replay error", Verdict: VerdictFailed, Tone: htmlreport.Fail, Open: true,
 			Facts: []htmlreport.Fact{{Label: "error", Value: red(e)}}})
 	}
+	for i, b := range r.Bypassed {
+		rows = append(rows, htmlreport.Row{ID: fmt.Sprintf("b-%d", i+1), Title: red(b.line()), Verdict: VerdictFailed, Tone: htmlreport.Fail, Open: true,
+			Tags:  []htmlreport.Tag{{Text: "bypass", Tone: htmlreport.Fail}},
+			Facts: []htmlreport.Fact{{Label: "fix", Value: red(b.Hint)}}})
+	}
 	// Failures first, then the rest, each in file order.
 	sort.SliceStable(rows, func(i, j int) bool { return order(rows[i].Verdict) < order(rows[j].Verdict) })
 	p.Rows = rows
@@ -256,6 +261,9 @@ func missRow(i int, m Miss) htmlreport.Row {
 	switch {
 	case m.Closest != "":
 		fact("closest snapshot", m.Closest)
+		for i, n := range m.Near {
+			fact(fmt.Sprintf("close #%d", i+1), n.File+" ("+n.why()+")\n"+strings.Join(n.Changes, "\n"))
+		}
 		old, new := diffSides(m.Diff)
 		row.Diffs = append(row.Diffs, htmlreport.Diff{Title: "request against the closest snapshot", OldLabel: red(m.Closest), NewLabel: "this request", Old: red(old), New: red(new)})
 	case m.Key != "":

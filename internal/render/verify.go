@@ -29,6 +29,65 @@ type Miss struct {
 	Closest  string `json:"closest,omitempty"` // display path of the closest snapshot
 	Diff     string `json:"diff,omitempty"`    // unified diff closest → request
 	Count    int    `json:"count"`
+	// Near are the closest snapshots (at most three), best first, each
+	// with what differs; Near[0] is Closest.
+	Near []Near `json:"closest_snapshots,omitempty"`
+	// AnnotateFile and AnnotateLine place the GitHub annotation: the
+	// request's source file and line when that file exists in the project,
+	// else "" (the closest snapshot's file is used).
+	AnnotateFile string `json:"-"`
+	AnnotateLine int    `json:"-"`
+}
+
+// Near is a snapshot close to an unmatched request.
+type Near struct {
+	File       string  `json:"file"` // display path
+	Source     string  `json:"source,omitempty"`
+	SameSource bool    `json:"same_source"`
+	SameModel  bool    `json:"same_model_and_endpoint"`
+	Similarity float64 `json:"similarity"` // structural, 0..1
+	// Changes lists what differs from the snapshot's key request to the
+	// request's, one JSON pointer per line: `/messages/1/content: "a" → "b"`,
+	// `/user: absent → "x"` (added), `/seed: 7 → absent` (removed).
+	Changes []string `json:"changes"`
+}
+
+// why says in words why a close snapshot ranks where it does.
+func (n Near) why() string {
+	var parts []string
+	if n.SameSource {
+		parts = append(parts, "same source")
+	}
+	if n.SameModel {
+		parts = append(parts, "same model and endpoint")
+	}
+	parts = append(parts, fmt.Sprintf("%.0f%% similar", n.Similarity*100))
+	return strings.Join(parts, ", ")
+}
+
+// maxChanges caps the change lines shown per close snapshot in text.
+const maxChanges = 12
+
+// nearText is the close-snapshot list of a miss, as text and JUnit show it.
+func (m Miss) nearText(st style) string {
+	var b strings.Builder
+	for i, n := range m.Near {
+		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, n.File, n.why())
+		shown := n.Changes
+		if len(shown) > maxChanges {
+			shown = shown[:maxChanges]
+		}
+		for _, c := range shown {
+			fmt.Fprintf(&b, "   %s\n", c)
+		}
+		if len(n.Changes) > len(shown) {
+			fmt.Fprintf(&b, "   %s\n", st.dim(fmt.Sprintf("… and %d more changes", len(n.Changes)-len(shown))))
+		}
+		if len(n.Changes) == 0 {
+			b.WriteString("   (no difference in the request; the key differs by its headers or endpoint)\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // LiveResult is the outcome of --live for one snapshot.
@@ -70,6 +129,45 @@ type Replayed struct {
 	Synthesized []string
 	// ReplayErrors are snapshots whose recorded response could not be sent.
 	ReplayErrors []string
+	// Normalized lists the snapshots matched only thanks to a declared key
+	// normalizer, by display path.
+	Normalized []NormalizedMatch
+	// Bypassed lists the calls refused under --deny-bypass: they escaped
+	// the base URL (CONNECT or absolute-form through the proxy variables).
+	Bypassed []Bypass
+}
+
+// Bypass is one destination reached for through the proxy variables.
+type Bypass struct {
+	Method string `json:"method"`
+	Target string `json:"target"` // host:port
+	Count  int    `json:"count"`
+	Hint   string `json:"fix"`
+}
+
+func (b Bypass) line() string {
+	s := fmt.Sprintf("%s %s refused (--deny-bypass)", b.Method, b.Target)
+	if b.Count > 1 {
+		s += fmt.Sprintf(" ×%d", b.Count)
+	}
+	return s
+}
+
+// NormalizedMatch is a snapshot that answered requests whose keys declared
+// key normalizers changed ("matched via uuid").
+type NormalizedMatch struct {
+	Snapshot string   `json:"snapshot"`
+	Rules    []string `json:"via"`
+	Count    int      `json:"count"`
+}
+
+// NormalizedCount is the number of replayed requests that needed a rule.
+func (r Replayed) NormalizedCount() int {
+	n := 0
+	for _, m := range r.Normalized {
+		n += m.Count
+	}
+	return n
 }
 
 // VerifyReport is everything a verify run found: the static checks, what
@@ -102,7 +200,7 @@ type VerifyReport struct {
 
 // Failed reports whether the run must fail (exit 1).
 func (r *VerifyReport) Failed() bool {
-	if r.Findings.Errors() > 0 || len(r.Misses) > 0 || len(r.ReplayErrors) > 0 {
+	if r.Findings.Errors() > 0 || len(r.Misses) > 0 || len(r.ReplayErrors) > 0 || len(r.Bypassed) > 0 {
 		return true
 	}
 	if r.FailOnUnused && len(r.Unused) > 0 {
@@ -225,7 +323,11 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		if m.Count > 1 {
 			fmt.Fprintf(w, "  requested %d times\n", m.Count)
 		}
-		if m.Closest != "" {
+		if len(m.Near) > 0 {
+			fmt.Fprintf(w, "  closest snapshots:\n%s\n", indentLines(m.nearText(st), "  "))
+			fmt.Fprintf(w, "  diff against %s:\n", m.Closest)
+			fmt.Fprintln(w, indentLines(colourDiff(st, m.Diff), "  "))
+		} else if m.Closest != "" {
 			fmt.Fprintf(w, "  closest snapshot: %s\n", m.Closest)
 			fmt.Fprintln(w, indentLines(colourDiff(st, m.Diff), "  "))
 		} else {
@@ -276,10 +378,20 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 	for _, e := range r.ReplayErrors {
 		fmt.Fprintf(w, "%s replay error: %s\n", st.red("✗"), e)
 	}
+	for _, b := range r.Bypassed {
+		fmt.Fprintf(w, "%s %s\n  the application bypassed the base URL; nothing was sent\n  %s %s\n\n", st.red("✗"), st.bold(b.line()), st.dim("fix:"), b.Hint)
+	}
 	if len(r.Synthesized) > 0 {
 		fmt.Fprintf(w, "note: %d snapshot(s) have no stored body; their replies were synthesized from the normalized fields:\n", len(r.Synthesized))
 		for _, s := range r.Synthesized {
 			fmt.Fprintf(w, "  %s (synthesized)\n", s)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Normalized) > 0 {
+		fmt.Fprintf(w, "note: %d request(s) matched via key normalizers (%s):\n", r.NormalizedCount(), "normalize in .traceforge.json")
+		for _, m := range r.Normalized {
+			fmt.Fprintf(w, "  %s matched via %s (%d request(s))\n", m.Snapshot, strings.Join(m.Rules, ", "), m.Count)
 		}
 		fmt.Fprintln(w)
 	}
@@ -334,6 +446,9 @@ func (r *VerifyReport) summary(st style) string {
 	if len(r.ReplayErrors) > 0 {
 		parts = append(parts, fmt.Sprintf("%d replay error(s)", len(r.ReplayErrors)))
 	}
+	if len(r.Bypassed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d call destination(s) bypassed the base URL", len(r.Bypassed)))
+	}
 	if r.FailOnUnused && len(r.Unused) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unused snapshot(s)", len(r.Unused)))
 	}
@@ -358,6 +473,9 @@ func (r *VerifyReport) summary(st style) string {
 	}
 	if len(r.Synthesized) > 0 {
 		what += fmt.Sprintf(", %d synthesized", len(r.Synthesized))
+	}
+	if n := r.NormalizedCount(); n > 0 {
+		what += fmt.Sprintf(", %d matched via key normalizers", n)
 	}
 	if len(r.Unused) > 0 && !r.FailOnUnused {
 		what += fmt.Sprintf(", %d never requested", len(r.Unused))
@@ -416,28 +534,30 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		fs = append(fs, jsonFinding{f, f.Severity.String()})
 	}
 	out := struct {
-		OK        bool          `json:"ok"`
-		Dir       string        `json:"dir"`
-		Mode      string        `json:"mode"`
-		Snapshots int           `json:"snapshots"`
-		Findings  []jsonFinding `json:"findings"`
-		Unmatched []Miss        `json:"unmatched"`
-		Unused    []string      `json:"unused"`
-		Served    int           `json:"replayed"`
-		Synth     []string      `json:"synthesized,omitempty"`
-		ReplayErr []string      `json:"replay_errors,omitempty"`
-		Shard     string        `json:"shard,omitempty"`
-		Upstreams []string      `json:"upstreams,omitempty"`
-		Runs      int           `json:"live_runs,omitempty"`
-		Live      []LiveResult  `json:"live,omitempty"`
-		Command   string        `json:"command,omitempty"`
-		ExitCode  *int          `json:"command_exit_code,omitempty"`
-		Policy    []string      `json:"exceptions,omitempty"`
-		Summary   string        `json:"summary"`
+		OK        bool              `json:"ok"`
+		Dir       string            `json:"dir"`
+		Mode      string            `json:"mode"`
+		Snapshots int               `json:"snapshots"`
+		Findings  []jsonFinding     `json:"findings"`
+		Unmatched []Miss            `json:"unmatched"`
+		Unused    []string          `json:"unused"`
+		Served    int               `json:"replayed"`
+		Synth     []string          `json:"synthesized,omitempty"`
+		Norm      []NormalizedMatch `json:"matched_via_normalizers,omitempty"`
+		Bypassed  []Bypass          `json:"bypassed,omitempty"`
+		ReplayErr []string          `json:"replay_errors,omitempty"`
+		Shard     string            `json:"shard,omitempty"`
+		Upstreams []string          `json:"upstreams,omitempty"`
+		Runs      int               `json:"live_runs,omitempty"`
+		Live      []LiveResult      `json:"live,omitempty"`
+		Command   string            `json:"command,omitempty"`
+		ExitCode  *int              `json:"command_exit_code,omitempty"`
+		Policy    []string          `json:"exceptions,omitempty"`
+		Summary   string            `json:"summary"`
 
 		FailOn any             `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
 		Totals *ledger.Summary `json:"totals,omitempty"`
-	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
+	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.Normalized, r.Bypassed, r.ReplayErrors,
 		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{}), nil, r.Totals}
 	if r.Mode == "live" && r.FailOn != nil {
 		out.FailOn = r.FailOn
@@ -542,6 +662,10 @@ func set(list []string) map[string]bool {
 func (r *VerifyReport) junitCases() []junitCase {
 	ix := r.index()
 	byFile, live, unused, synth, files := ix.findings, ix.live, ix.unused, ix.synth, ix.files
+	via := map[string]NormalizedMatch{}
+	for _, m := range r.Normalized {
+		via[m.Snapshot] = m
+	}
 	var cases []junitCase
 	for _, f := range files {
 		c := junitCase{Name: f, Classname: "traceforge." + classOf(f), File: f}
@@ -579,6 +703,9 @@ func (r *VerifyReport) junitCases() []junitCase {
 		if synth[f] {
 			notes = append(notes, "reply synthesized (the snapshot has no stored body)")
 		}
+		if m, ok := via[f]; ok {
+			notes = append(notes, fmt.Sprintf("matched via %s (%d request(s))", strings.Join(m.Rules, ", "), m.Count))
+		}
 		if len(notes) > 0 {
 			c.SystemOut = &junitText{strings.Join(notes, "\n")}
 		}
@@ -591,11 +718,19 @@ func (r *VerifyReport) junitCases() []junitCase {
 			if m.Source != "" {
 				text += "\nfrom " + m.Source
 			}
-			if m.Closest != "" {
+			if len(m.Near) > 0 {
+				text += "\nclosest snapshots:\n" + m.nearText(style{}) + "\ndiff against " + m.Closest + ":\n" + m.Diff
+			} else if m.Closest != "" {
 				text += "\nclosest snapshot: " + m.Closest + "\n" + m.Diff
 			}
 		}
 		msg := "request matches no snapshot (drift)"
+		if len(m.Near) > 0 && len(m.Near[0].Changes) > 0 {
+			msg += "; closest " + m.Near[0].File + ": " + m.Near[0].Changes[0]
+			if n := len(m.Near[0].Changes); n > 1 {
+				msg += fmt.Sprintf(" (and %d more changes)", n-1)
+			}
+		}
 		if m.Key == "" {
 			msg = "call cannot be replayed"
 		}
@@ -605,6 +740,10 @@ func (r *VerifyReport) junitCases() []junitCase {
 	for _, e := range r.ReplayErrors {
 		cases = append(cases, junitCase{Name: "replay error", Classname: "traceforge.replay",
 			Failures: []junitFailure{{Message: e, Type: "replay", Text: e}}})
+	}
+	for _, b := range r.Bypassed {
+		cases = append(cases, junitCase{Name: b.Method + " " + b.Target, Classname: "traceforge.bypass",
+			Failures: []junitFailure{{Message: b.line(), Type: "bypass", Text: b.line() + "\nfix: " + b.Hint}}})
 	}
 	return cases
 }
@@ -732,17 +871,27 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 	for _, m := range r.Misses {
 		file := m.Closest
 		props := "title=" + ghProp("traceforge drift")
-		if file != "" {
+		switch {
+		case m.AnnotateFile != "":
+			props = "file=" + ghProp(m.AnnotateFile) + ",line=" + fmt.Sprint(m.AnnotateLine) + "," + props
+		case file != "":
 			props = "file=" + ghProp(file) + "," + props
 		}
 		text := m.title() + "\n" + m.Reason
 		if m.Key != "" {
-			text = m.title() + "\nkey " + m.Key + "\n" + m.Diff
+			text = m.title() + "\nkey " + m.Key
+			if len(m.Near) > 0 {
+				text += "\nclosest snapshots:\n" + m.nearText(style{}) + "\ndiff against " + m.Closest + ":"
+			}
+			text += "\n" + m.Diff
 		}
 		fmt.Fprintf(w, "::error %s::%s\n", props, ghData(text))
 	}
 	for _, e := range r.ReplayErrors {
 		fmt.Fprintf(w, "::error title=%s::%s\n", ghProp("traceforge replay"), ghData(e))
+	}
+	for _, b := range r.Bypassed {
+		fmt.Fprintf(w, "::error title=%s::%s\n", ghProp("traceforge bypass"), ghData(b.line()+"\nfix: "+b.Hint))
 	}
 	if r.FailOnUnused {
 		for _, u := range r.Unused {

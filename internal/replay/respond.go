@@ -35,6 +35,7 @@ type Index struct {
 	byKey  map[string]*check.Snapshot
 	all    []*check.Snapshot
 	chains map[string]ChainParent // stored response body id → snapshot
+	norm   provider.KeyNormalizer // the set's declared key normalizers (nil = none)
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -47,6 +48,9 @@ func NewIndex(set *check.SetResult) *Index {
 		return ix
 	}
 	ix.byKey = set.ByKey()
+	if set.Keys != nil {
+		ix.norm = set.Keys.Normalize
+	}
 	for _, s := range set.Snapshots {
 		if ix.byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
@@ -84,12 +88,13 @@ func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool
 
 // KeyContext resolves a previous_response_id through the stored body ids of
 // the set (replay maps stored body ids, DESIGN §12.9 item 5); several
-// snapshots with the same body id: the smallest snapshot id.
+// snapshots with the same body id: the smallest snapshot id. It carries the
+// set's declared key normalizers, so requests key like the set.
 func (ix *Index) KeyContext() *provider.KeyContext {
 	return &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
 		p, ok := ix.chains[responseID]
 		return p.ID, p.Turn, ok
-	}}
+	}, Normalize: ix.norm}
 }
 
 // Len is the number of snapshots indexed.
@@ -121,7 +126,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}
-	key, err := registry.RequestKey(string(req.Provider), req.Endpoint, req.Body, nil, nil)
+	key, err := registry.RequestKey(string(req.Provider), req.Endpoint, req.Body, nil, ix.KeyContext())
 	if err != nil {
 		return nil
 	}

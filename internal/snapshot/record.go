@@ -54,6 +54,9 @@ type Record struct {
 	Endpoint       string // key endpoint (format 1.1.0), e.g. "/v1/chat/completions"
 	Request        map[string]any
 	RequestHeaders map[string]any
+	// KeyNormalizers names the declared key normalizers that changed the
+	// record's key (format 1.1.0 "key_normalizers"); nil when none.
+	KeyNormalizers []string
 	Response       Response
 	ParentID       string
 	Turn           int
@@ -138,6 +141,13 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 	r.Endpoint, _ = v["endpoint"].(string)
 	r.Request, _ = v["request"].(map[string]any)
 	r.RequestHeaders, _ = v["request_headers"].(map[string]any)
+	if kn, ok := v["key_normalizers"].([]any); ok {
+		for _, n := range kn {
+			if s, ok := n.(string); ok {
+				r.KeyNormalizers = append(r.KeyNormalizers, s)
+			}
+		}
+	}
 	if resp, ok := v["response"].(map[string]any); ok {
 		r.Response.Content, _ = resp["content"].(string)
 		_, hasContent := resp["content"]

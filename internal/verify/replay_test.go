@@ -159,7 +159,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 	if err := rep.Write(&text, "text", false); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"unmatched openai request /v1/chat/completions", "closest snapshot: .ai-snapshots/openai/", "@@ ", "requested 2 times", "3 snapshot(s) were never requested", "FAIL 3 unmatched request(s)"} {
+	for _, want := range []string{"unmatched openai request /v1/chat/completions", "closest snapshots:\n  1. .ai-snapshots/openai/", "@@ ", "requested 2 times", "3 snapshot(s) were never requested", "FAIL 3 unmatched request(s)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

@@ -167,7 +167,9 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 }
 
 // ParseWith is Parse with a KeyContext for the key (record and replay
-// resolve Responses chains through it); kc may be nil.
+// resolve Responses chains through it, and the project's declared key
+// normalizers travel in kc.Normalize: Request.KeyNormalizers names those
+// that changed the key); kc may be nil.
 func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
@@ -187,7 +189,7 @@ func ParseWith(method, path string, header http.Header, body []byte, kc *provide
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
-	req.Key, err = RequestKey(string(req.Provider), e, m, req.Headers, kc)
+	req.Key, req.KeyNormalizers, err = Key(string(req.Provider), e, m, req.Headers, kc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
@@ -232,37 +234,56 @@ func NormalizeStored(p string, e provider.Endpoint, request map[string]any) {
 // KeyObject builds the key object {"provider", "endpoint", "request"[,
 // "headers"]} of a stored request (DESIGN §4): the stored key endpoint and
 // the key-only normalization of its format applied to a copy of the
-// request. kc may be nil. A provider or endpoint no format owns is an
-// error.
+// request, then the declared key normalizers of kc.Normalize (DESIGN
+// §12.3, §12.9 item 3: after the built-in rules, never on headers). kc may
+// be nil. A provider or endpoint no format owns is an error.
 func KeyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
+	obj, _, err := keyObject(p, e, request, headers, kc)
+	return obj, err
+}
+
+func keyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, []string, error) {
 	f, err := ForStored(p, e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	kr := f.KeyRequest(request, kc)
+	var applied []string
+	if kc != nil && kc.Normalize != nil {
+		kr, applied = kc.Normalize.NormalizeKey(kr)
 	}
 	obj := map[string]any{
 		"provider": p,
 		"endpoint": string(e),
-		"request":  f.KeyRequest(request, kc),
+		"request":  kr,
 	}
 	if len(headers) > 0 {
 		obj["headers"] = headers
 	}
-	return obj, nil
+	return obj, applied, nil
 }
 
 // RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
 // object. kc may be nil.
 func RequestKey(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, error) {
-	obj, err := KeyObject(p, e, request, headers, kc)
+	key, _, err := Key(p, e, request, headers, kc)
+	return key, err
+}
+
+// Key is RequestKey plus the names of the declared key normalizers
+// (kc.Normalize) that changed the key: a record's key_normalizers, nil when
+// none did.
+func Key(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, []string, error) {
+	obj, applied, err := keyObject(p, e, request, headers, kc)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	b, err := snapshot.Canonical(obj)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:]), applied, nil
 }
 
 // Lineage computes a record's lineage from its request (DESIGN §11): the
@@ -306,10 +327,11 @@ func Lineage(p string, e provider.Endpoint, request map[string]any, headers map[
 
 // NewRecord assembles a complete record value (snapshot.NewRecord) with the
 // id and lineage computed from the request. The request must already carry
-// the stored normalization. kc may be nil. It returns the record and its
-// full key.
+// the stored normalization. kc may be nil; the names of the declared key
+// normalizers that changed the key are stored as key_normalizers (omitted
+// when none did). It returns the record and its full key.
 func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response, kc *provider.KeyContext) (map[string]any, string, error) {
-	key, err := RequestKey(p, e, request, headers, kc)
+	key, applied, err := Key(p, e, request, headers, kc)
 	if err != nil {
 		return nil, "", err
 	}
@@ -322,6 +344,16 @@ func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, r
 	rec, err := snapshot.NewRecord(key, string(e), lin, at, src, request, headers, resp)
 	if err != nil {
 		return nil, "", err
+	}
+	if len(applied) > 0 {
+		names := make([]any, len(applied))
+		for i, n := range applied {
+			names[i] = n
+		}
+		rec["key_normalizers"] = names
+		if err := snapshot.Rehash(rec); err != nil {
+			return nil, "", err
+		}
 	}
 	return rec, key, nil
 }
