@@ -224,7 +224,7 @@ func toolCalls(calls []any) []ToolCall {
 	out := make([]ToolCall, 0, len(calls))
 	for _, c := range provider.ToolCalls(calls) {
 		if !c.Known {
-			out = append(out, ToolCall{Name: c.Name, Arguments: canonical(c.Arguments)})
+			out = append(out, ToolCall{Name: c.Name, Arguments: snapshot.CanonicalText(c.Arguments)})
 			continue
 		}
 		out = append(out, ToolCall{Name: c.Name, Arguments: arguments(c.Arguments)})
@@ -237,17 +237,9 @@ func toolCalls(calls []any) []ToolCall {
 func arguments(v any) string {
 	if s, ok := v.(string); ok {
 		if pv, err := snapshot.Decode([]byte(s)); err == nil {
-			return canonical(pv)
+			return snapshot.CanonicalText(pv)
 		}
 		return s
 	}
-	return canonical(v)
-}
-
-func canonical(v any) string {
-	b, err := snapshot.Canonical(v)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	return string(b)
+	return snapshot.CanonicalText(v)
 }

@@ -76,7 +76,7 @@ func toolKeys(calls []any) []toolKey {
 	for _, c := range calls {
 		m, ok := c.(map[string]any)
 		if !ok {
-			keys = append(keys, toolKey{kind: "?", name: "?", args: canonical(c)})
+			keys = append(keys, toolKey{kind: "?", name: "?", args: snapshot.CanonicalText(c)})
 			continue
 		}
 		switch {
@@ -87,7 +87,7 @@ func toolKeys(calls []any) []toolKey {
 			cu := m["custom"].(map[string]any)
 			keys = append(keys, toolKey{kind: "custom", name: str(cu["name"]), args: strOrJSON(cu["input"])})
 		case m["name"] != nil || m["input"] != nil:
-			keys = append(keys, toolKey{kind: "tool_use", name: str(m["name"]), args: canonical(m["input"])})
+			keys = append(keys, toolKey{kind: "tool_use", name: str(m["name"]), args: snapshot.CanonicalText(m["input"])})
 		default:
 			rest := make(map[string]any, len(m))
 			for k, v := range m {
@@ -95,7 +95,7 @@ func toolKeys(calls []any) []toolKey {
 					rest[k] = v
 				}
 			}
-			keys = append(keys, toolKey{kind: "?", name: str(m["type"]), args: canonical(rest)})
+			keys = append(keys, toolKey{kind: "?", name: str(m["type"]), args: snapshot.CanonicalText(rest)})
 		}
 	}
 	return keys
@@ -115,17 +115,7 @@ func strOrJSON(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return canonical(v)
-}
-
-// canonical returns the RFC 8785 text of v (the same bytes ids and hashes
-// are computed over), for comparing values.
-func canonical(v any) string {
-	b, err := snapshot.Canonical(v)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	return string(b)
+	return snapshot.CanonicalText(v)
 }
 
 // stringChange shows a changed string: whole when short, otherwise a window
@@ -275,9 +265,9 @@ func (d differ) walk(ptr string, a, b any, out *[]string) {
 			case ina && inb:
 				d.walk(p, va, vb, out)
 			case !d.ignore(p) && ina:
-				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(p), clip(canonical(va), d.clip)))
+				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(p), clip(snapshot.CanonicalText(va), d.clip)))
 			case !d.ignore(p):
-				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(p), clip(canonical(vb), d.clip)))
+				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(p), clip(snapshot.CanonicalText(vb), d.clip)))
 			}
 		}
 		return
@@ -295,15 +285,15 @@ func (d differ) walk(ptr string, a, b any, out *[]string) {
 			*out = append(*out, fmt.Sprintf("%s: %d → %d elements", d.label(ptr), len(sa), len(sb)))
 		default:
 			for i := n; i < len(sa); i++ {
-				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(canonical(sa[i]), d.clip)))
+				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(snapshot.CanonicalText(sa[i]), d.clip)))
 			}
 			for i := n; i < len(sb); i++ {
-				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(canonical(sb[i]), d.clip)))
+				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(snapshot.CanonicalText(sb[i]), d.clip)))
 			}
 		}
 		return
 	}
-	ca, cb := canonical(a), canonical(b)
+	ca, cb := snapshot.CanonicalText(a), snapshot.CanonicalText(b)
 	if ca == cb {
 		return
 	}

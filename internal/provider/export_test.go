@@ -1,10 +1,14 @@
 package provider
 
-import "io"
+import (
+	"io"
+
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
 
 // Exported for the external tests (package provider_test), which reach the
 // wire formats through the registry.
-var Canonical = canonical
+var Canonical = snapshot.CanonicalText
 
 const MaxNotes = maxNotes
 

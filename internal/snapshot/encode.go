@@ -25,6 +25,17 @@ func Canonical(v any) ([]byte, error) {
 	return AppendCanonical(make([]byte, 0, 1024), v)
 }
 
+// CanonicalText is the RFC 8785 text of v, for comparing values (the same
+// bytes ids and hashes are computed over); a value that cannot be
+// canonicalized is printed with %v instead.
+func CanonicalText(v any) string {
+	b, err := Canonical(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
 // AppendCanonical appends the RFC 8785 bytes of v to dst.
 func AppendCanonical(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
