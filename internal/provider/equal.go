@@ -70,33 +70,19 @@ func toolList(keys []toolKey) string {
 	return strings.Join(names, ", ")
 }
 
-// toolKeys reduces tool calls to what the one equality compares.
+// toolKeys reduces tool calls to what the one equality compares: the name
+// and the arguments as sent (a string compared as a string, an object by
+// its canonical text), read through ToolCalls so every wire format's shape
+// counts — ids, call ids and Gemini's thoughtSignature never do.
 func toolKeys(calls []any) []toolKey {
-	keys := make([]toolKey, 0, len(calls))
-	for _, c := range calls {
-		m, ok := c.(map[string]any)
-		if !ok {
-			keys = append(keys, toolKey{kind: "?", name: "?", args: snapshot.CanonicalText(c)})
-			continue
+	tcs := ToolCalls(calls)
+	keys := make([]toolKey, len(tcs))
+	for i, tc := range tcs {
+		kind := "call"
+		if !tc.Known {
+			kind = "?"
 		}
-		switch {
-		case isObject(m["function"]):
-			fn := m["function"].(map[string]any)
-			keys = append(keys, toolKey{kind: "function", name: str(fn["name"]), args: strOrJSON(fn["arguments"])})
-		case isObject(m["custom"]):
-			cu := m["custom"].(map[string]any)
-			keys = append(keys, toolKey{kind: "custom", name: str(cu["name"]), args: strOrJSON(cu["input"])})
-		case m["name"] != nil || m["input"] != nil:
-			keys = append(keys, toolKey{kind: "tool_use", name: str(m["name"]), args: snapshot.CanonicalText(m["input"])})
-		default:
-			rest := make(map[string]any, len(m))
-			for k, v := range m {
-				if k != "id" {
-					rest[k] = v
-				}
-			}
-			keys = append(keys, toolKey{kind: "?", name: str(m["type"]), args: snapshot.CanonicalText(rest)})
-		}
+		keys[i] = toolKey{kind: kind, name: tc.Name, args: strOrJSON(tc.Arguments)}
 	}
 	return keys
 }
