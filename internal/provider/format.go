@@ -231,3 +231,22 @@ func IsStream(f Format, contentType string) bool {
 	want, _, _ := strings.Cut(f.StreamContentType(), ";")
 	return strings.HasPrefix(strings.ToLower(contentType), strings.ToLower(strings.TrimSpace(want)))
 }
+
+// PathBinder is the optional capability of a format whose URL path carries
+// part of the request (Gemini: the model, DESIGN §12.9 item 4). registry.Parse
+// calls BindPath with the routed path (no query) on the decoded body before
+// NormalizeStored; an error refuses the call (it wraps ErrBadRequest there).
+type PathBinder interface {
+	BindPath(path string, request map[string]any) error
+}
+
+// DropTopLevelNulls is the stored normalization of the formats of format
+// 1.1.0 (DESIGN §12.9 item 2): every explicit top-level null is stored as
+// absent.
+func DropTopLevelNulls(request map[string]any) {
+	for k, v := range request {
+		if v == nil {
+			delete(request, k)
+		}
+	}
+}

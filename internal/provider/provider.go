@@ -28,10 +28,13 @@ import (
 // Name is a provider folder name in a snapshot set.
 type Name string
 
-// The providers of format 1.0.0. OpenAI covers every OpenAI-compatible server.
+// The providers. OpenAI covers every OpenAI-compatible server; Gemini and
+// Ollama are their native wire formats (format 1.1.0).
 const (
 	OpenAI    Name = "openai"
 	Anthropic Name = "anthropic"
+	Gemini    Name = "gemini"
+	Ollama    Name = "ollama"
 )
 
 // Endpoint is the canonical API path of a call, independent of the path prefix

@@ -1,0 +1,63 @@
+package gemini_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/provider/gemini"
+)
+
+// FuzzAssembler: the stream assembler never panics, its result does not
+// depend on how the stream is cut, and a stream that assembles into a body
+// with Fields survives SynthesizeStream → Assembler unchanged.
+func FuzzAssembler(f *testing.F) {
+	seed := fixture(f, "generate_tool.sse")
+	f.Add(seed, uint16(7))
+	f.Add(bytes.ReplaceAll(seed, []byte("\r\n"), []byte("\n")), uint16(1))
+	f.Add([]byte("data: {\"candidates\":[{\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"totalTokenCount\":1}}\n\n"), uint16(3))
+	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
+		whole, errWhole := assemble(t, data, len(data)+1)
+		parts, errParts := assemble(t, data, int(split%64)+1)
+		if (errWhole == nil) != (errParts == nil) {
+			t.Fatalf("the split changes the outcome: %v vs %v", errWhole, errParts)
+		}
+		if errWhole != nil {
+			return
+		}
+		if canon(t, whole) != canon(t, parts) {
+			t.Fatalf("the split changes the body:\n%s\n%s", canon(t, whole), canon(t, parts))
+		}
+		if _, err := gemini.NewGenerate().Fields(whole); err != nil {
+			return
+		}
+		var sse bytes.Buffer
+		if err := gemini.NewGenerate().SynthesizeStream(whole, false, &sse, nil); err != nil {
+			t.Fatalf("SynthesizeStream of an assembled body: %v", err)
+		}
+		again, err := assemble(t, sse.Bytes(), 5)
+		if err != nil {
+			t.Fatalf("assembling the synthesized stream: %v", err)
+		}
+		if canon(t, again) != canon(t, whole) {
+			t.Fatalf("round trip changed the body:\n%s\n%s", canon(t, whole), canon(t, again))
+		}
+	})
+}
+
+// FuzzParsePath: ParsePath never panics, and a parsed path's endpoint
+// parses back to the same model and version.
+func FuzzParsePath(f *testing.F) {
+	for _, p := range []string{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", "/x/v1/models/m:embedContent", "/v1alpha/models/a:b:c"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		p, ok := gemini.ParsePath(path)
+		if !ok {
+			return
+		}
+		q, ok := gemini.ParsePath(string(p.Endpoint()))
+		if !ok || q.Model != p.Model || q.Version != p.Version {
+			t.Fatalf("%q → %q does not parse back (%+v, %v)", path, p.Endpoint(), q, ok)
+		}
+	})
+}
