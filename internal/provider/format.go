@@ -250,3 +250,11 @@ func DropTopLevelNulls(request map[string]any) {
 		}
 	}
 }
+
+// UpstreamPath is the optional capability of a format that accepts a path
+// its upstream does not serve as such (Anthropic's /messages, posted by
+// clients whose base URL ends in /v1): the recording proxy forwards the
+// path UpstreamPath returns, relative to the provider's upstream base URL.
+type UpstreamPath interface {
+	UpstreamPath(path string) string
+}
