@@ -1,10 +1,11 @@
 // Command tf-fake-upstream serves the deterministic fake LLM upstream
-// (OpenAI chat completions and completions, Anthropic messages) used by
-// `make demo`, the end-to-end suite and the benchmarks.
+// (OpenAI chat completions, completions, Responses and embeddings, Anthropic
+// messages, Gemini and Ollama native) used by `make demo`, the end-to-end
+// suite and the benchmarks.
 //
 // It prints FAKE_UPSTREAM_URL=http://127.0.0.1:PORT as its first stdout line,
-// then OPENAI_BASE_URL (with /v1) and ANTHROPIC_BASE_URL, and serves until
-// SIGINT or SIGTERM.
+// then OPENAI_BASE_URL (with /v1), ANTHROPIC_BASE_URL,
+// GOOGLE_GEMINI_BASE_URL and OLLAMA_HOST, and serves until SIGINT or SIGTERM.
 package main
 
 import (
@@ -42,6 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.ChunkDelay, "chunk-delay", 0, "streams: wait this long between events")
 	fs.BoolVar(&o.RejectIncludeUsage, "reject-include-usage", false, "OpenAI: answer 400 when stream_options.include_usage is present")
 	fs.BoolVar(&o.Gzip, "gzip", false, "gzip non-streamed JSON answers when Accept-Encoding allows it")
+	fs.BoolVar(&o.MintIDs, "mint-ids", false, "Responses/Gemini/Ollama: new ids and timestamps on every call (default: derived from the request)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -61,7 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tf-fake-upstream: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "FAKE_UPSTREAM_URL=%s\nOPENAI_BASE_URL=%s/v1\nANTHROPIC_BASE_URL=%s\n", srv.URL, srv.URL, srv.URL)
+	fmt.Fprintf(stdout, "FAKE_UPSTREAM_URL=%s\nOPENAI_BASE_URL=%s/v1\nANTHROPIC_BASE_URL=%s\nGOOGLE_GEMINI_BASE_URL=%s\nOLLAMA_HOST=%s\n",
+		srv.URL, srv.URL, srv.URL, srv.URL, srv.URL)
 	if f, ok := stdout.(*os.File); ok {
 		_ = f.Sync()
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -35,7 +36,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		code := run(ctx, []string{"-listen", "127.0.0.1:0", "-model-suffix", "-x", "-content-prefix", "P ", "-gzip"}, pw, &stderr)
+		code := run(ctx, []string{"-listen", "127.0.0.1:0", "-model-suffix", "-x", "-content-prefix", "P ", "-gzip", "-mint-ids"}, pw, &stderr)
 		pw.Close()
 		done <- code
 	}()
@@ -49,7 +50,39 @@ func TestRunServesUntilCancelled(t *testing.T) {
 		t.Fatalf("first line %q", first)
 	}
 	base := strings.TrimPrefix(first, "FAKE_UPSTREAM_URL=")
+	var env []string
+	for range 4 {
+		if !sc.Scan() {
+			t.Fatal("output ends after", env)
+		}
+		env = append(env, sc.Text())
+	}
+	want := []string{"OPENAI_BASE_URL=" + base + "/v1", "ANTHROPIC_BASE_URL=" + base, "GOOGLE_GEMINI_BASE_URL=" + base, "OLLAMA_HOST=" + base}
+	if strings.Join(env, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("env lines %q, want %q", env, want)
+	}
 	go io.Copy(io.Discard, pr)
+
+	// -mint-ids: two identical Responses requests get different ids.
+	var ids []string
+	for range 2 {
+		req, _ := http.NewRequest("POST", base+"/v1/responses", strings.NewReader(`{"model":"m","input":"hi"}`))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct{ ID string }
+		err = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if err != nil || r.ID == "" {
+			t.Fatalf("responses: %v", err)
+		}
+		ids = append(ids, r.ID)
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("-mint-ids: ids repeat: %v", ids)
+	}
 
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer k")
@@ -72,7 +105,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not stop")
 	}
-	if !strings.Contains(stderr.String(), "stopped after 1 requests") {
+	if !strings.Contains(stderr.String(), "stopped after 3 requests") {
 		t.Fatalf("stderr %q", stderr.String())
 	}
 }

@@ -1,14 +1,24 @@
-// Package fakeupstream is a deterministic fake LLM upstream speaking the OpenAI
-// (chat completions, completions) and Anthropic (messages) wire formats closely
-// enough for the official SDKs to work against it, streamed and not.
+// Package fakeupstream is a deterministic fake LLM upstream speaking the
+// OpenAI (chat completions, completions, Responses, embeddings), Anthropic
+// (messages), Gemini and Ollama native wire formats closely enough for the
+// official SDKs to work against it, streamed and not.
 //
 // It serves, on any path prefix (matched on the path suffix):
 //
 //	POST …/chat/completions   OpenAI chat completions
 //	POST …/completions        OpenAI legacy completions
 //	POST …/messages           Anthropic messages
+//	POST …/responses          OpenAI Responses (typed SSE when "stream": true)
+//	GET, DELETE …/responses/{id}, POST …/responses/{id}/cancel   a stored Responses answer
+//	POST …/embeddings         OpenAI embeddings (float or base64)
+//	POST …/{v1,v1beta,v1alpha}/models/{model}:generateContent,
+//	     :streamGenerateContent, :embedContent, :batchEmbedContents   Gemini
+//	POST …/api/chat, …/api/generate, …/api/embed   Ollama native (NDJSON)
 //
-// Anything else (other paths, other methods) is a 404 in the OpenAI error shape.
+// Anything else (other paths, other methods) is a 404 in the OpenAI error
+// shape. responses.go, embeddings.go, gemini.go and ollama.go say how each
+// newer format answers; ids there are derived from the request (see
+// Options.MintIDs) rather than from the call counter.
 //
 // Answers are derived only from the request body: the text is
 // "Echo: " + the last user message's text (prefixed by Options.ContentPrefix),
@@ -38,7 +48,8 @@
 // completions have no default max_tokens (the real API defaults to 16).
 //
 // Authentication: a request needs "Authorization: Bearer <anything>" or a
-// non-empty "x-api-key" header, else 401 in the provider's error shape.
+// non-empty "x-api-key" header, else 401 in the provider's error shape;
+// Gemini needs x-goog-api-key or key= (else 403), Ollama nothing.
 // Unparsable or non-object JSON, a missing model, messages or prompt answer
 // 400 in the provider's error shape.
 package fakeupstream
@@ -84,6 +95,11 @@ type Options struct {
 	// Gzip compresses non-streamed JSON bodies (answers and errors) with gzip
 	// when the request's Accept-Encoding allows it.
 	Gzip bool
+	// MintIDs makes Responses ids (resp_, msg_, fc_, rs_, call_), Gemini
+	// responseIds and the Responses/Ollama timestamps new on every call, as
+	// the real APIs do; by default they are derived from the request alone,
+	// so the same request gets the same answer, byte for byte.
+	MintIDs bool
 }
 
 // Captured is a copy of one received request.
@@ -109,6 +125,10 @@ type Handler struct {
 
 	mu   sync.Mutex
 	last Captured
+
+	storeMu sync.Mutex
+	stored  map[string]storedResponse // Responses API answers by id
+	order   []string                  // ids in storage order, oldest first
 }
 
 // NewHandler returns the fake upstream handler with its concrete type.

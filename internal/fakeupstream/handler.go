@@ -22,22 +22,126 @@ const (
 	epChat
 	epCompletions
 	epMessages
+	epResponses
+	epResponseGet
+	epResponseDelete
+	epResponseCancel
+	epEmbeddings
+	epGeminiGenerate
+	epGeminiStream
+	epGeminiEmbed
+	epGeminiBatchEmbed
+	epOllamaChat
+	epOllamaGenerate
+	epOllamaEmbed
 )
 
-func route(r *http.Request) endpoint {
-	if r.Method != http.MethodPost {
-		return epUnknown
+// family is the provider whose error shape and auth rules an endpoint uses.
+type family int
+
+const (
+	famOpenAI family = iota
+	famAnthropic
+	famGemini
+	famOllama
+)
+
+func (ep endpoint) family() family {
+	switch ep {
+	case epMessages:
+		return famAnthropic
+	case epGeminiGenerate, epGeminiStream, epGeminiEmbed, epGeminiBatchEmbed:
+		return famGemini
+	case epOllamaChat, epOllamaGenerate, epOllamaEmbed:
+		return famOllama
 	}
+	return famOpenAI
+}
+
+// routed is where a request goes: the endpoint, and the model (Gemini, from
+// the path) or the response id (Responses GET/DELETE).
+type routed struct {
+	ep    endpoint
+	model string
+	id    string
+}
+
+// geminiMethods maps the method after "models/{model}:" to its endpoint.
+var geminiMethods = map[string]endpoint{
+	"generateContent":       epGeminiGenerate,
+	"streamGenerateContent": epGeminiStream,
+	"embedContent":          epGeminiEmbed,
+	"batchEmbedContents":    epGeminiBatchEmbed,
+}
+
+func route(r *http.Request) routed {
 	p := r.URL.Path
-	switch {
-	case strings.HasSuffix(p, "/chat/completions"):
-		return epChat
-	case strings.HasSuffix(p, "/completions"):
-		return epCompletions
-	case strings.HasSuffix(p, "/messages"):
-		return epMessages
+	if id, ok := responseID(p); ok && r.Method == http.MethodGet {
+		return routed{ep: epResponseGet, id: id}
+	} else if ok && r.Method == http.MethodDelete {
+		return routed{ep: epResponseDelete, id: id}
 	}
-	return epUnknown
+	if r.Method != http.MethodPost {
+		return routed{}
+	}
+	if rest, ok := strings.CutSuffix(p, "/cancel"); ok {
+		if id, ok := responseID(rest); ok {
+			return routed{ep: epResponseCancel, id: id}
+		}
+	}
+	if rt, ok := routeGemini(p); ok {
+		return rt
+	}
+	switch {
+	case strings.HasSuffix(p, "/api/chat"):
+		return routed{ep: epOllamaChat}
+	case strings.HasSuffix(p, "/api/generate"):
+		return routed{ep: epOllamaGenerate}
+	case strings.HasSuffix(p, "/api/embed"):
+		return routed{ep: epOllamaEmbed}
+	case strings.HasSuffix(p, "/chat/completions"):
+		return routed{ep: epChat}
+	case strings.HasSuffix(p, "/completions"):
+		return routed{ep: epCompletions}
+	case strings.HasSuffix(p, "/messages"):
+		return routed{ep: epMessages}
+	case strings.HasSuffix(p, "/responses"):
+		return routed{ep: epResponses}
+	case strings.HasSuffix(p, "/embeddings"):
+		return routed{ep: epEmbeddings}
+	}
+	return routed{}
+}
+
+// responseID returns {id} of a path ending in /responses/{id}.
+func responseID(p string) (string, bool) {
+	i := strings.LastIndex(p, "/responses/")
+	if i < 0 {
+		return "", false
+	}
+	id := p[i+len("/responses/"):]
+	return id, id != "" && !strings.Contains(id, "/")
+}
+
+// routeGemini matches …/{v1,v1beta,v1alpha}/models/{model}:{method}.
+func routeGemini(p string) (routed, bool) {
+	i := strings.LastIndex(p, "/models/")
+	if i < 0 {
+		return routed{}, false
+	}
+	prefix := p[:i]
+	if !strings.HasSuffix(prefix, "/v1") && !strings.HasSuffix(prefix, "/v1beta") && !strings.HasSuffix(prefix, "/v1alpha") {
+		return routed{}, false
+	}
+	model, method, ok := strings.Cut(p[i+len("/models/"):], ":")
+	if !ok || model == "" || strings.Contains(model, "/") {
+		return routed{}, false
+	}
+	ep, ok := geminiMethods[method]
+	if !ok {
+		return routed{}, false
+	}
+	return routed{ep: ep, model: model}, true
 }
 
 // call is one request being answered.
@@ -47,6 +151,9 @@ type call struct {
 	n    int64 // call counter (1-based), source of every per-call id
 	opts Options
 	ep   endpoint
+	rt   routed
+	h    *Handler
+	body []byte
 }
 
 // ServeHTTP implements http.Handler.
@@ -55,7 +162,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	opts := *h.opts.Load()
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	h.capture(r, body)
-	c := &call{w: w, r: r, n: n, opts: opts, ep: route(r)}
+	rt := route(r)
+	c := &call{w: w, r: r, n: n, opts: opts, ep: rt.ep, rt: rt, h: h, body: body}
 
 	if c.ep == epUnknown {
 		c.ep = epChat // OpenAI error shape
@@ -74,17 +182,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fail(opts.FailStatus, "", failMessage(c.ep, opts.FailStatus), "")
 		return
 	}
-	if !authorized(r) {
-		if c.ep == epMessages {
-			c.fail(http.StatusUnauthorized, "", "x-api-key header is required", "")
-		} else {
-			c.fail(http.StatusUnauthorized, "",
-				"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", "")
-		}
+	switch fam := c.ep.family(); {
+	case fam == famGemini && !geminiAuthorized(r):
+		c.fail(http.StatusForbidden, "",
+			"Method doesn't allow unregistered callers (callers without established identity). Please use API key or other form of API consumer identity to call this API.", "")
+		return
+	case fam == famAnthropic && !authorized(r):
+		c.fail(http.StatusUnauthorized, "", "x-api-key header is required", "")
+		return
+	case fam == famOpenAI && !authorized(r):
+		c.fail(http.StatusUnauthorized, "",
+			"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", "")
+		return
+	}
+	switch c.ep {
+	case epResponseGet, epResponseDelete, epResponseCancel:
+		c.serveResponseByID()
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		switch c.ep.family() {
+		case famGemini:
+			c.fail(http.StatusBadRequest, "", "Invalid JSON payload received. Expected a JSON object.", "")
+			return
+		case famOllama:
+			c.fail(http.StatusBadRequest, "", "invalid request body: expected a JSON object", "")
+			return
+		}
 		if c.ep == epMessages {
 			c.fail(http.StatusBadRequest, "", "The request body is not valid JSON: expected a JSON object", "")
 		} else {
@@ -100,7 +225,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.serveCompletions(body)
 	case epMessages:
 		c.serveMessages(body)
+	case epResponses:
+		c.serveResponses(body)
+	case epEmbeddings:
+		c.serveEmbeddings(body)
+	case epGeminiGenerate, epGeminiStream:
+		c.serveGeminiGenerate(body)
+	case epGeminiEmbed, epGeminiBatchEmbed:
+		c.serveGeminiEmbed(body)
+	case epOllamaChat:
+		c.serveOllamaChat(body)
+	case epOllamaGenerate:
+		c.serveOllamaGenerate(body)
+	case epOllamaEmbed:
+		c.serveOllamaEmbed(body)
 	}
+}
+
+// geminiAuthorized reports whether a Gemini request carries a key, in the
+// x-goog-api-key header or the key query parameter.
+func geminiAuthorized(r *http.Request) bool {
+	return strings.TrimSpace(r.Header.Get("x-goog-api-key")) != "" ||
+		strings.TrimSpace(r.URL.Query().Get("key")) != ""
 }
 
 func authorized(r *http.Request) bool {
@@ -121,9 +267,13 @@ func (c *call) created() int64    { return createdBase + c.n }
 
 func (c *call) setCommonHeaders() {
 	hd := c.w.Header()
-	if c.ep == epMessages {
+	switch c.ep.family() {
+	case famAnthropic:
 		hd.Set("request-id", c.requestID())
-	} else {
+	case famGemini:
+		hd.Set("server-timing", "gfet4t7; dur=1")
+	case famOllama:
+	default:
 		hd.Set("x-request-id", c.requestID())
 		hd.Set("openai-processing-ms", "1")
 	}
@@ -191,7 +341,71 @@ func anthropicErrorType(status int) string {
 	return "invalid_request_error"
 }
 
+// googleError is Google's error shape: {"error":{"code","message","status"}}.
+type googleError struct {
+	Error googleErrorBody `json:"error"`
+}
+
+type googleErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Status  string `json:"status"`
+}
+
+// ollamaError is Ollama's error shape: {"error":"…"}.
+type ollamaError struct {
+	Error string `json:"error"`
+}
+
+// googleStatus is the google.rpc.Code name Google sends with an HTTP status.
+func googleStatus(status int) string {
+	switch status {
+	case 400:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 409:
+		return "ABORTED"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 501:
+		return "UNIMPLEMENTED"
+	case 503:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "FAILED_PRECONDITION"
+}
+
 func failMessage(ep endpoint, status int) string {
+	switch ep.family() {
+	case famGemini:
+		switch status {
+		case 429:
+			return "Resource has been exhausted (e.g. check quota)."
+		case 500:
+			return "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+		case 503:
+			return "The model is overloaded. Please try again later."
+		}
+	case famOllama:
+		switch status {
+		case 500:
+			return "llama runner process has terminated: exit status 2"
+		case 503:
+			return "server busy, please try again.  maximum pending requests exceeded"
+		}
+	}
 	if ep == epMessages {
 		switch status {
 		case 429:
@@ -224,6 +438,14 @@ func (c *call) fail(status int, code, msg, param string) {
 		status = http.StatusInternalServerError
 	}
 	c.setCommonHeaders()
+	switch c.ep.family() {
+	case famGemini:
+		c.writeJSON(status, googleError{Error: googleErrorBody{Code: status, Message: msg, Status: googleStatus(status)}}, "  ")
+		return
+	case famOllama:
+		c.writeJSON(status, ollamaError{Error: msg}, "")
+		return
+	}
 	if c.ep == epMessages {
 		c.writeJSON(status, anthropicError{
 			Type:      "error",
@@ -344,22 +566,42 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 var errStreamStopped = errors.New("stream stopped")
 
-// stream writes server-sent events with the configured delays and reset.
+// stream writes server-sent events (or NDJSON lines, or a JSON array) with
+// the configured delays and reset.
 type stream struct {
-	c       *call
-	rc      *http.ResponseController
-	started bool
-	events  int
-	stopped bool
+	c           *call
+	rc          *http.ResponseController
+	contentType string
+	eol         string // SSE line end: "\n", or "\r\n" (Google)
+	started     bool
+	events      int
+	stopped     bool
 }
 
 func (c *call) newStream() *stream {
-	return &stream{c: c, rc: http.NewResponseController(c.w)}
+	return &stream{c: c, rc: http.NewResponseController(c.w), contentType: "text/event-stream", eol: "\n"}
 }
 
 // send writes one event ("event: name" line when name is non-empty, then
 // "data: data", then a blank line) and flushes it.
 func (s *stream) send(name string, data []byte) error {
+	var buf bytes.Buffer
+	if name != "" {
+		buf.WriteString("event: ")
+		buf.WriteString(name)
+		buf.WriteString(s.eol)
+	}
+	buf.WriteString("data: ")
+	buf.Write(data)
+	buf.WriteString(s.eol)
+	buf.WriteString(s.eol)
+	return s.write(buf.Bytes())
+}
+
+// write sends one frame (the headers first) and flushes it, after
+// FirstByteDelay (first frame) or ChunkDelay (the others); with
+// ResetMidStream the third frame resets the connection instead.
+func (s *stream) write(frame []byte) error {
 	if s.stopped {
 		return errStreamStopped
 	}
@@ -371,8 +613,10 @@ func (s *stream) send(name string, data []byte) error {
 		}
 		s.c.setCommonHeaders()
 		hd := s.c.w.Header()
-		hd.Set("Content-Type", "text/event-stream")
-		hd.Set("Cache-Control", "no-cache")
+		hd.Set("Content-Type", s.contentType)
+		if s.contentType == "text/event-stream" {
+			hd.Set("Cache-Control", "no-cache")
+		}
 		s.c.w.WriteHeader(http.StatusOK)
 		s.started = true
 	} else if sleepCtx(ctx, s.c.opts.ChunkDelay) != nil {
@@ -384,16 +628,7 @@ func (s *stream) send(name string, data []byte) error {
 		s.reset()
 		return errStreamStopped
 	}
-	var buf bytes.Buffer
-	if name != "" {
-		buf.WriteString("event: ")
-		buf.WriteString(name)
-		buf.WriteByte('\n')
-	}
-	buf.WriteString("data: ")
-	buf.Write(data)
-	buf.WriteString("\n\n")
-	if _, err := s.c.w.Write(buf.Bytes()); err != nil {
+	if _, err := s.c.w.Write(frame); err != nil {
 		s.stopped = true
 		return errStreamStopped
 	}

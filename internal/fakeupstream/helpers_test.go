@@ -3,6 +3,7 @@ package fakeupstream
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -286,4 +287,82 @@ func assembleMessages(t *testing.T, body []byte) messageStream {
 		}
 	}
 	return ms
+}
+
+var geminiAuth = hdr{"x-goog-api-key": "AIza-test"}
+
+// doMethod sends a body-less request with the given method.
+func doMethod(t *testing.T, method, url string, h hdr) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := rawClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// parseCRLFSSE checks Google's framing (every line ends with "\r\n", every
+// event with a blank "\r\n" line) and returns the events.
+func parseCRLFSSE(t *testing.T, body []byte) []sseEvent {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\r\n\r\n")) {
+		t.Fatalf("stream does not end with a CRLF blank line: %q", tail(body))
+	}
+	if bytes.Count(body, []byte("\n")) != bytes.Count(body, []byte("\r\n")) {
+		t.Fatalf("a line does not end with CRLF: %q", body)
+	}
+	return parseSSE(t, bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")))
+}
+
+// parseNDJSON checks that every line is a JSON object and returns them.
+func parseNDJSON(t *testing.T, body []byte) []map[string]any {
+	t.Helper()
+	if !bytes.HasSuffix(body, []byte("\n")) {
+		t.Fatalf("NDJSON does not end with a newline: %q", tail(body))
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(string(body), "\n"), "\n") {
+		out = append(out, obj(t, []byte(line)))
+	}
+	return out
+}
+
+// jsonEqual compares two JSON values after decoding.
+func jsonEqual(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ja, jb)
+}
+
+// gunzip decompresses a gzip body.
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -14,18 +14,21 @@ type chatRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	Tools []struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name       string          `json:"name"`
-			Parameters json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	} `json:"tools"`
+	Tools               []functionTool             `json:"tools"`
 	ToolChoice          json.RawMessage            `json:"tool_choice"`
 	Stream              bool                       `json:"stream"`
 	StreamOptions       map[string]json.RawMessage `json:"stream_options"`
 	MaxTokens           *int                       `json:"max_tokens"`
 	MaxCompletionTokens *int                       `json:"max_completion_tokens"`
+}
+
+// functionTool is a tool of an OpenAI chat (or Ollama chat) request.
+type functionTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
 }
 
 type completionRequest struct {
@@ -45,6 +48,20 @@ func (c *call) decodeError(err error) {
 		return
 	}
 	c.fail(http.StatusBadRequest, "", "Invalid request body: "+err.Error(), "")
+}
+
+// decodeOpenAI decodes an OpenAI request body into req and requires its
+// model (*model, a field of req); false when it answered 400.
+func (c *call) decodeOpenAI(body []byte, req any, model *string) bool {
+	if err := json.Unmarshal(body, req); err != nil {
+		c.decodeError(err)
+		return false
+	}
+	if *model == "" {
+		c.fail(http.StatusBadRequest, "", "you must provide a model parameter", "model")
+		return false
+	}
+	return true
 }
 
 // includeUsage reports whether stream_options.include_usage is true, or
@@ -169,12 +186,7 @@ func jsonString(s string) json.RawMessage { return marshal(s, "") }
 
 func (c *call) serveChat(body []byte) {
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.decodeError(err)
-		return
-	}
-	if req.Model == "" {
-		c.fail(http.StatusBadRequest, "", "you must provide a model parameter", "model")
+	if !c.decodeOpenAI(body, &req, &req.Model) {
 		return
 	}
 	if req.Messages == nil {
@@ -207,24 +219,12 @@ func (c *call) serveChat(body []byte) {
 	if len(req.Messages) > 0 {
 		lastRole = req.Messages[len(req.Messages)-1].Role
 	}
-	var a answer
-	switch {
-	case lastRole == "tool":
-		var results []string
-		for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
-			results = append([]string{contentText(req.Messages[i].Content, true)}, results...)
-		}
-		a = c.textAnswer(toolResultText(results), maxTokens)
-	case len(req.Tools) > 0 && lastRole == "user":
-		name, schema, use := chooseOpenAITool(req)
-		if use {
-			a = c.toolAnswer(name, schema, lastUser, "call_")
-		} else {
-			a = c.textAnswer(echoText(lastUser), maxTokens)
-		}
-	default:
-		a = c.textAnswer(echoText(lastUser), maxTokens)
+	var results []string
+	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
+		results = append([]string{contentText(req.Messages[i].Content, true)}, results...)
 	}
+	a := c.reply(results, lastUser, len(req.Tools) > 0 && lastRole == "user",
+		func() (string, json.RawMessage, bool) { return chooseOpenAITool(req) }, maxTokens)
 	a.promptTokens = prompt
 
 	finish := "stop"
@@ -381,12 +381,7 @@ func promptText(raw json.RawMessage) (string, bool) {
 
 func (c *call) serveCompletions(body []byte) {
 	var req completionRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		c.decodeError(err)
-		return
-	}
-	if req.Model == "" {
-		c.fail(http.StatusBadRequest, "", "you must provide a model parameter", "model")
+	if !c.decodeOpenAI(body, &req, &req.Model) {
 		return
 	}
 	prompt, ok := promptText(req.Prompt)

@@ -2,7 +2,6 @@ package fakeupstream
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -174,7 +173,16 @@ func TestBadRequestsAndRouting(t *testing.T) {
 		{"/v1/chat/completions", `{"model":"m","messages":[],"stream":"yes"}`, 400},
 		{"/v1/completions", `{"model":"m"}`, 400},
 		{"/v1/models", `{}`, 404},
-		{"/v1/responses", `{}`, 404},
+		{"/v1/responses", `{}`, 400},
+		{"/v1/responses", `{"model":"m","input":{"a":1}}`, 400},
+		{"/v1/responses/resp_x/input_items", `{}`, 404},
+		{"/v1/embeddings", `{"model":"m"}`, 400},
+		{"/v1/embeddings", `{"model":"m","input":""}`, 400},
+		{"/v1/embeddings", `{"model":"m","input":"x","encoding_format":"int8"}`, 400},
+		{"/v1/embeddings", `{"model":"text-embedding-ada-002","input":"x","dimensions":8}`, 400},
+		{"/v1/embeddings", `{"model":"text-embedding-3-small","input":"x","dimensions":2000}`, 400},
+		{"/v1/models/gemini-2.5-flash:countTokens", `{}`, 404},
+		{"/v2/models/gemini-2.5-flash:generateContent", `{}`, 404},
 		{"/v1/messages/count_tokens", `{}`, 404},
 		{"/", ``, 404},
 		{"/prefix/v1/chat/completions", chatBody, 200},
@@ -204,12 +212,16 @@ func TestBadRequestsAndRouting(t *testing.T) {
 
 func TestResetMidStream(t *testing.T) {
 	s := start(t, Options{ResetMidStream: true})
-	for _, tc := range []struct{ path, body string }{
-		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"a fairly long prompt to answer"}]}`},
-		{"/v1/completions", `{"model":"m","stream":true,"prompt":"a b c"}`},
-		{"/v1/messages", `{"model":"c","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"a b c"}]}`},
+	for _, tc := range []struct{ path, body, sep string }{
+		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"a fairly long prompt to answer"}]}`, "\n\n"},
+		{"/v1/completions", `{"model":"m","stream":true,"prompt":"a b c"}`, "\n\n"},
+		{"/v1/messages", `{"model":"c","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"a b c"}]}`, "\n\n"},
+		{"/v1/responses", `{"model":"m","stream":true,"input":"a b c"}`, "\n\n"},
+		{"/v1beta/models/g:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"a b c"}]}]}`, "\r\n\r\n"},
+		{"/api/chat", `{"model":"m","messages":[{"role":"user","content":"a b c"}]}`, "\n"},
+		{"/api/generate", `{"model":"m","prompt":"a b c"}`, "\n"},
 	} {
-		resp, err := doErr(s.URL+tc.path, tc.body, openAIAuth)
+		resp, err := doErr(s.URL+tc.path, tc.body, hdr{"Authorization": "Bearer k", "x-goog-api-key": "k"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +233,7 @@ func TestResetMidStream(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: body read without error after a reset:\n%s", tc.path, b)
 		}
-		if n := bytes.Count(b, []byte("\n\n")); n != 2 {
+		if n := bytes.Count(b, []byte(tc.sep)); n != 2 {
 			t.Fatalf("%s: %d events before the reset (want 2): %q (err %v)", tc.path, n, b, err)
 		}
 	}
@@ -309,14 +321,7 @@ func TestGzip(t *testing.T) {
 	if resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers %v", resp.Header)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := gunzip(t, b)
 	if get(t, obj(t, plain), "choices", 0, "message", "content") != "Echo: Hello determinism" {
 		t.Fatalf("%s", plain)
 	}
@@ -325,9 +330,7 @@ func TestGzip(t *testing.T) {
 	if resp.StatusCode != 401 || resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("error: %d %v", resp.StatusCode, resp.Header)
 	}
-	if zr, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	} else if pb, _ := io.ReadAll(zr); !bytes.Contains(pb, []byte("authentication_error")) {
+	if pb := gunzip(t, b); !bytes.Contains(pb, []byte("authentication_error")) {
 		t.Fatalf("%s", pb)
 	}
 	// No Accept-Encoding, or gzip refused: plain.
@@ -503,4 +506,54 @@ func TestStartOnUnspecifiedHost(t *testing.T) {
 	}
 	s.Close()
 	s.Close() // idempotent
+}
+
+// The drift knobs and gzip reach the Responses, Gemini and Ollama answers.
+func TestKnobsOnNewFormats(t *testing.T) {
+	s := start(t, Options{ModelSuffix: "-new", ContentPrefix: "Sure! ", Gzip: true})
+	_, b := do(t, s.URL+"/v1/responses", `{"model":"m","input":"hi"}`, hdr{"Authorization": "Bearer k"})
+	if m := obj(t, b); get(t, m, "model") != "m-new" || get(t, m, "output", 0, "content", 0, "text") != "Sure! Echo: hi" {
+		t.Fatalf("responses %s", b)
+	}
+	_, b = do(t, s.URL+"/v1beta/models/g:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}]}`, geminiAuth)
+	if m := obj(t, b); get(t, m, "modelVersion") != "g-new" || get(t, m, "candidates", 0, "content", "parts", 0, "text") != "Sure! Echo: hi" {
+		t.Fatalf("gemini %s", b)
+	}
+	_, b = do(t, s.URL+"/api/chat", `{"model":"l","stream":false,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	if m := obj(t, b); get(t, m, "model") != "l-new" || get(t, m, "message", "content") != "Sure! Echo: hi" {
+		t.Fatalf("ollama %s", b)
+	}
+	_, e1 := do(t, s.URL+"/v1/embeddings", `{"model":"e","input":"hi"}`, openAIAuth)
+	s.SetOptions(Options{})
+	_, e2 := do(t, s.URL+"/v1/embeddings", `{"model":"e","input":"hi"}`, openAIAuth)
+	if get(t, obj(t, e1), "model") != "e-new" || jsonEqual(t, get(t, obj(t, e1), "data", 0, "embedding"), get(t, obj(t, e2), "data", 0, "embedding")) {
+		t.Fatal("ContentPrefix did not move the embedding")
+	}
+	s.SetOptions(Options{Gzip: true})
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/embeddings", `{"model":"e","input":"hi"}`},
+		{"/v1beta/models/g:embedContent", `{"content":{"parts":[{"text":"hi"}]}}`},
+		{"/api/embed", `{"model":"l","input":"hi"}`},
+	} {
+		resp, b := do(t, s.URL+tc.path, tc.body, hdr{"Authorization": "Bearer k", "x-goog-api-key": "k", "Accept-Encoding": "gzip"})
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%s: not gzipped", tc.path)
+		}
+		obj(t, gunzip(t, b))
+	}
+}
+
+// Delays apply to NDJSON and Gemini streams too.
+func TestDelaysOnNewStreams(t *testing.T) {
+	s := start(t, Options{ChunkDelay: 20 * time.Millisecond})
+	for _, tc := range []struct{ path, body string }{
+		{"/api/generate", `{"model":"m","prompt":"a b c d"}`},
+		{"/v1beta/models/g:streamGenerateContent?alt=sse", `{"contents":[{"parts":[{"text":"a b c d"}]}]}`},
+	} {
+		t0 := time.Now()
+		resp, _ := do(t, s.URL+tc.path, tc.body, geminiAuth)
+		if resp.StatusCode != 200 || time.Since(t0) < 60*time.Millisecond {
+			t.Fatalf("%s: %d after %v", tc.path, resp.StatusCode, time.Since(t0))
+		}
+	}
 }

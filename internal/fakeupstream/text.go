@@ -46,6 +46,22 @@ func (c *call) textAnswer(base string, maxTokens int) answer {
 	return a
 }
 
+// reply builds the answer every format gives: "The tool returned: …" after
+// tool results; when toolTurn (tools given, the last message the user's) a
+// call to the tool pick chooses (pick says false for "none"); else the echo
+// of the last user text.
+func (c *call) reply(results []string, lastUser string, toolTurn bool, pick func() (string, json.RawMessage, bool), maxTokens int) answer {
+	if len(results) > 0 {
+		return c.textAnswer(toolResultText(results), maxTokens)
+	}
+	if toolTurn {
+		if name, schema, use := pick(); use {
+			return c.toolAnswer(name, schema, lastUser, "call_")
+		}
+	}
+	return c.textAnswer(echoText(lastUser), maxTokens)
+}
+
 func echoText(userText string) string { return "Echo: " + userText }
 
 func toolResultText(results []string) string {

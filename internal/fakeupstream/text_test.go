@@ -71,8 +71,17 @@ func FuzzHandler(f *testing.F) {
 		`{"model":"c","stream":true,"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"text","text":"r"}]}]}],` + claudeTools + `}`,
 		`{"model":"m","messages":[{"role":"tool","content":null}],"max_tokens":-1}`,
 		`{`, `null`, `[]`,
+		`{"model":"m","stream":true,"input":[{"role":"user","content":"Weather in Paris"},{"type":"function_call_output","call_id":"c","output":"r"}],"reasoning":{"summary":"auto"}}`,
+		`{"model":"o3","input":"Weather in Paris",` + respTools + `}`,
+		`{"model":"m","input":[[1,2],[3]],"encoding_format":"base64","dimensions":4}`,
+		`{"contents":[{"parts":[{"text":"Weather in Paris"}]}],` + geminiTools + `,"generationConfig":{"thinkingConfig":{"includeThoughts":true}}}`,
+		`{"requests":[{"content":{"parts":[{"text":"x"}]},"outputDimensionality":3}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"Weather in Paris"}],"think":true,` + ollamaTools + `}`,
+		`{"model":"m","prompt":"x","stream":false,"options":{"num_predict":1}}`,
 	} {
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/messages"} {
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/responses", "/v1/embeddings",
+			"/v1beta/models/g:generateContent", "/v1beta/models/g:streamGenerateContent", "/v1/models/g:embedContent",
+			"/v1/models/g:batchEmbedContents", "/api/chat", "/api/generate", "/api/embed"} {
 			f.Add(p, seed)
 		}
 	}
@@ -80,16 +89,34 @@ func FuzzHandler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, path, body string) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-		req.URL = &url.URL{Path: path}
+		req.URL = &url.URL{Path: path, RawQuery: "alt=sse"}
 		req.Header.Set("Authorization", "Bearer k")
+		req.Header.Set("x-goog-api-key", "k")
 		h.ServeHTTP(rec, req)
-		if rec.Header().Get("Content-Type") == "text/event-stream" {
-			if rec.Code != 200 {
-				t.Fatalf("stream with status %d", rec.Code)
-			}
-			parseSSE(t, rec.Body.Bytes())
-			return
+		ct := rec.Header().Get("Content-Type")
+		if ct != "application/json" && rec.Code != 200 {
+			t.Fatalf("%s with status %d", ct, rec.Code)
 		}
-		obj(t, rec.Body.Bytes())
+		switch {
+		case ct == "text/event-stream" && strings.Contains(path, ":stream"):
+			parseCRLFSSE(t, rec.Body.Bytes())
+		case ct == "text/event-stream":
+			parseSSE(t, rec.Body.Bytes())
+		case ct == "application/x-ndjson":
+			parseNDJSON(t, rec.Body.Bytes())
+		default:
+			obj(t, rec.Body.Bytes())
+		}
 	})
+}
+
+func TestObject(t *testing.T) {
+	o := fields("b", 1, "a", "x<y")
+	p := o.with("b", 2).with("c", fields())
+	if got := string(marshal(p, "")); got != `{"b":2,"a":"x<y","c":{}}` {
+		t.Fatalf("got %s", got)
+	}
+	if string(marshal(o, "")) != `{"b":1,"a":"x<y"}` || o.get("a") != "x<y" || o.get("z") != nil {
+		t.Fatal("with changed the original, or get is wrong")
+	}
 }
