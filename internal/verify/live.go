@@ -25,6 +25,8 @@ import (
 const (
 	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
 	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
+	DefaultGeminiUpstream    = serve.DefaultGeminiUpstream
+	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
 )
 
 // DefaultAnthropicVersion is sent to Anthropic when a snapshot stores no
@@ -42,10 +44,15 @@ type LiveOptions struct {
 	Runs      int               // runs per snapshot (≥ 1)
 	// Concurrency bounds the requests in flight across all snapshots (≥ 1).
 	Concurrency int
-	// Upstream base URLs: OpenAI's includes /v1, Anthropic's does not (as
-	// the SDKs' OPENAI_BASE_URL and ANTHROPIC_BASE_URL).
+	// Upstream base URLs: OpenAI's includes /v1, the others do not (as
+	// the SDKs' OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL
+	// and OLLAMA_HOST).
 	OpenAIUpstream, AnthropicUpstream string
+	GeminiUpstream, OllamaUpstream    string
 	OpenAIKey, AnthropicKey           string
+	// GeminiKey is sent as x-goog-api-key; OllamaKey (optional: a local
+	// server needs none) as a bearer token.
+	GeminiKey, OllamaKey string
 	// Client sends the requests (nil: a client with a 10-minute timeout).
 	Client *http.Client
 	// Progress, when set, is called after each finished run.
@@ -118,8 +125,13 @@ feed:
 
 // liveURL joins an upstream base URL and an endpoint the way the SDKs do.
 func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) string {
-	if p == provider.Anthropic {
+	switch p {
+	case provider.Anthropic:
 		return strings.TrimRight(o.AnthropicUpstream, "/") + string(e)
+	case provider.Gemini:
+		return strings.TrimRight(o.GeminiUpstream, "/") + string(e)
+	case provider.Ollama:
+		return strings.TrimRight(o.OllamaUpstream, "/") + string(e)
 	}
 	return strings.TrimRight(o.OpenAIUpstream, "/") + strings.TrimPrefix(string(e), "/v1")
 }
@@ -162,12 +174,19 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 			req.Header.Set(k, sv)
 		}
 	}
-	if p == provider.Anthropic {
+	switch p {
+	case provider.Anthropic:
 		req.Header.Set("x-api-key", o.AnthropicKey)
 		if req.Header.Get("anthropic-version") == "" {
 			req.Header.Set("anthropic-version", DefaultAnthropicVersion)
 		}
-	} else {
+	case provider.Gemini:
+		req.Header.Set("x-goog-api-key", o.GeminiKey)
+	case provider.Ollama:
+		if o.OllamaKey != "" {
+			req.Header.Set("Authorization", "Bearer "+o.OllamaKey)
+		}
+	default:
 		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
 	}
 	resp, err := client.Do(req)
@@ -262,7 +281,7 @@ func project(f snapshot.Fields, compare []string) snapshot.Fields {
 
 func toolName(tc any) string {
 	m, _ := tc.(map[string]any)
-	for _, k := range []string{"function", "custom"} {
+	for _, k := range []string{"function", "custom", "functionCall"} {
 		if fn, ok := m[k].(map[string]any); ok {
 			n, _ := fn["name"].(string)
 			return n
