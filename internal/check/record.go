@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	pv "github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -131,7 +132,9 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			return nil, finding.Findings{*f}
 		}
 	}
-	for _, vi := range schema.ValidateFile(provider, doc) {
+	recordDef, ef := recordSchema(file, provider, doc)
+	fs = append(fs, ef...)
+	for _, vi := range schema.ValidateFile(doc, recordDef) {
 		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
 			Message: vi.Reason, Fix: schemaFix(vi)})
 	}
@@ -149,7 +152,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := registry.RequestKey(provider, rec.Request, rec.RequestHeaders)
+	key, err := registry.RequestKey(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, nil)
 	if err != nil {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 		return nil, fs
@@ -175,6 +178,29 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
+}
+
+// recordSchema returns the record definition of the format that owns the
+// record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
+// whose endpoint no format of its provider owns is checked against the
+// generic record definition and reported.
+func recordSchema(file, provider string, doc map[string]any) (string, finding.Findings) {
+	recs, _ := doc["snapshots"].([]any)
+	if len(recs) == 0 {
+		return schema.GenericRecord, nil
+	}
+	rec, _ := recs[0].(map[string]any)
+	e, ok := rec["endpoint"].(string)
+	if !ok {
+		return schema.GenericRecord, nil // the schema reports a missing or mistyped endpoint
+	}
+	f, err := registry.ForStored(provider, pv.Endpoint(e))
+	if err != nil {
+		return schema.GenericRecord, finding.Findings{{File: file, Pointer: "/snapshots/0/endpoint", Rule: RuleSchema, Severity: finding.Error,
+			Message: err.Error() + " (format " + snapshot.Version + " covers the routes listed in docs/format.md)",
+			Fix:     "re-record the call with this traceforge, or restore the file from Git"}}
+	}
+	return f.RecordSchema(), nil
 }
 
 func schemaFix(v schema.Violation) string {
@@ -216,7 +242,7 @@ func sourceFinding(name, src string) *finding.Finding {
 }
 
 func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findings {
-	parent, turn, ok, err := registry.Lineage(provider, rec.Request, rec.RequestHeaders)
+	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, nil)
 	if err != nil {
 		return nil
 	}

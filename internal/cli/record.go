@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -167,6 +168,10 @@ func recordRun(o *recordOptions) error {
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
+		if errors.As(err, &inv) && inv.Version {
+			writeVerbatimOnce(stderr, inv.Findings)
+			return withCode(ExitFailed, err, "migrate the set first (the command was not started)")
+		}
 		if errors.As(err, &inv) {
 			_ = render.WriteFindingLines(stderr, inv.Display, inv.Findings)
 			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
@@ -250,4 +255,16 @@ func loopsBack(u *url.URL, bound string) bool {
 		return true
 	}
 	return strings.EqualFold(host, bh)
+}
+
+// writeVerbatimOnce prints each distinct Verbatim text of fs (the §8
+// version message, the same for the manifest and every file) once.
+func writeVerbatimOnce(w stdio.Writer, fs finding.Findings) {
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Verbatim != "" && !seen[f.Verbatim] {
+			seen[f.Verbatim] = true
+			fmt.Fprintln(w, f.Verbatim)
+		}
+	}
 }

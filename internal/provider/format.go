@@ -39,12 +39,14 @@ type Format interface {
 	// application's base URL adds is allowed. The method is part of the
 	// route (GET /v1/responses/{id} is not the POST route).
 	Route(method, path string) (Endpoint, bool)
-	// OwnsRecord reports whether a stored request of the format's provider
-	// belongs to this format. Format 1.0.0 records carry no endpoint, so
-	// it is derived from the body (DESIGN §11 "Keys and lookups": openai +
-	// "messages" → chat, openai + "prompt" → completions). Among the formats
-	// of one provider the registry asks in list order and falls back to the
-	// provider's first format.
+	// OwnsRecord reports whether a stored format 1.0.0 request of the
+	// format's provider belongs to this format. 1.0.0 records carry no
+	// endpoint, so it was derived from the body (DESIGN §11 "Keys and
+	// lookups": openai + "messages" → chat, openai + "prompt" →
+	// completions); only the migration to 1.1.0 still asks (1.1.0 records
+	// store their endpoint). Formats that did not exist in 1.0.0 return
+	// false. Among the formats of one provider the registry asks in list
+	// order and falls back to the provider's first format.
 	OwnsRecord(request map[string]any) bool
 	// Streams reports whether a call is answered as a stream. Format 1.0.0:
 	// the body has "stream": true. (Gemini decides by path, Ollama streams
@@ -95,10 +97,11 @@ type Format interface {
 	// MissError is the error type and code of a replay miss (404).
 	MissError() (typ, code string)
 
-	// RequestSchema is the JSON pointer, inside the embedded
-	// snapshot-file.schema.json, of the definition its stored requests
-	// are validated against.
-	RequestSchema() string
+	// RecordSchema is the JSON pointer, inside the embedded
+	// snapshot-file.schema.json, of the definition its stored records are
+	// validated against (schema per endpoint, DESIGN §12.2): the record
+	// fields with the format's endpoint, request and response shapes.
+	RecordSchema() string
 }
 
 // UsageInjector is the optional capability of a format whose streams carry

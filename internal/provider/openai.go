@@ -118,7 +118,7 @@ func OpenAINormalizeStored(request map[string]any) {
 // (chat completions, legacy completions) share: provider, endpoint,
 // streaming flag, stored normalization, response fields, stream assembly and
 // synthesis, error shape and usage injection. A format embeds it (built with
-// NewOpenAIWire) and adds Route, OwnsRecord, KeyRequest and RequestSchema.
+// NewOpenAIWire) and adds Route, OwnsRecord, KeyRequest and RecordSchema.
 type OpenAIWire struct {
 	OpenAIErrors
 	OpenAIIncludeUsage

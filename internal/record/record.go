@@ -78,6 +78,8 @@ type Config struct {
 	// New fails with an *InvalidSetError when the set does not pass every
 	// static check.
 	OnlyMissing bool
+	// (Whatever the mode, New fails with an *InvalidSetError when the set
+	// is at another format version: DESIGN §12.9 item 11.)
 	// Transport sends requests upstream (nil = a clone of
 	// http.DefaultTransport, which honours SSL_CERT_FILE / SSL_CERT_DIR and
 	// the proxy environment variables).
@@ -120,13 +122,19 @@ type Config struct {
 const DefaultLockTimeout = 30 * time.Second
 
 // InvalidSetError is returned by New in OnlyMissing mode when the set fails
-// a static check: the command must not start (DESIGN §11 "Replay").
+// a static check, and in every mode when the set is at another format
+// version (Version set; the findings carry the §8 text): the command must
+// not start (DESIGN §11 "Replay", §12.9 item 11).
 type InvalidSetError struct {
 	Display  string
 	Findings finding.Findings
+	Version  bool
 }
 
 func (e *InvalidSetError) Error() string {
+	if e.Version {
+		return fmt.Sprintf("%s is not at format %s; record never adds to a set of another version", e.Display, snapshot.Version)
+	}
 	return fmt.Sprintf("%s fails %d static check(s); --only-missing serves only a valid set", e.Display, e.Findings.Errors())
 }
 
@@ -313,6 +321,16 @@ func (r *Recorder) load() error {
 	set, err := check.CheckSet(r.store, r.cfg.Check, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.display, err)
+	}
+	var versions finding.Findings
+	for _, f := range set.Findings {
+		if f.Rule == check.RuleVersion && f.Severity == finding.Error {
+			versions = append(versions, f)
+		}
+	}
+	if len(versions) > 0 {
+		// A set at another version is never extended (DESIGN §12.9 item 11).
+		return &InvalidSetError{Display: r.display, Findings: versions, Version: true}
 	}
 	if r.cfg.OnlyMissing {
 		var errs finding.Findings

@@ -83,7 +83,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}
-	key, err := registry.RequestKey(string(req.Provider), req.Body, nil)
+	key, err := registry.RequestKey(string(req.Provider), req.Endpoint, req.Body, nil, nil)
 	if err != nil {
 		return nil
 	}
@@ -140,7 +140,7 @@ func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) 
 
 // format is the wire format of a snapshot's record.
 func format(s *check.Snapshot) provider.Format {
-	return registry.ForRecord(s.Provider, s.Record.Request)
+	return registry.Lookup(provider.Name(s.Provider), provider.Endpoint(s.Record.Endpoint))
 }
 
 // Options change how Respond answers.

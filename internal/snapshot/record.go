@@ -8,7 +8,11 @@ import (
 )
 
 // Version is the current snapshot format version.
-const Version = "1.0.0"
+const Version = "1.1.0"
+
+// PreviousVersion is the format before Version, whose records carry no
+// endpoint (DESIGN §12.2); snapshot migrate turns it into Version.
+const PreviousVersion = "1.0.0"
 
 // Fields are the normalized response fields of a record (DESIGN §3, §11
 // "Response fields"): what a wire format derives from a response body
@@ -40,6 +44,7 @@ type Record struct {
 	ID             string
 	Timestamp      string
 	Source         source.Source
+	Endpoint       string // key endpoint (format 1.1.0), e.g. "/v1/chat/completions"
 	Request        map[string]any
 	RequestHeaders map[string]any
 	Response       Response
@@ -123,6 +128,7 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Source.Line = int(line)
 		r.Source.Function, _ = s["function"].(string)
 	}
+	r.Endpoint, _ = v["endpoint"].(string)
 	r.Request, _ = v["request"].(map[string]any)
 	r.RequestHeaders, _ = v["request_headers"].(map[string]any)
 	if resp, ok := v["response"].(map[string]any); ok {
@@ -178,11 +184,11 @@ type Lineage struct {
 }
 
 // NewRecord assembles a complete record value from its full request key
-// (the id is its prefix), lineage (nil = none) and fields, and adds the
-// record hash. The key and lineage are wire knowledge: callers use
+// (the id is its prefix), key endpoint, lineage (nil = none) and fields, and
+// adds the record hash. The key and lineage are wire knowledge: callers use
 // registry.NewRecord, which computes both. The request must already carry
 // the stored normalization.
-func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
+func NewRecord(key, endpoint string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
 	rec := map[string]any{
 		"id":        IDOf(key),
 		"timestamp": FormatTimestamp(at),
@@ -191,6 +197,7 @@ func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, re
 			"line":     int64(src.Line),
 			"function": src.Function,
 		},
+		"endpoint": endpoint,
 		"request":  request,
 		"response": ResponseValue(resp),
 	}
@@ -218,14 +225,19 @@ func Rehash(rec map[string]any) error {
 	return nil
 }
 
-// FileDocument wraps one record in the file structure with its combined hash.
-func FileDocument(rec map[string]any) (map[string]any, error) {
+// FileDocument wraps one record in the file structure of the current
+// version with its combined hash.
+func FileDocument(rec map[string]any) (map[string]any, error) { return FileDocumentAt(Version, rec) }
+
+// FileDocumentAt wraps one record in the file structure of format version
+// (migration writes intermediate versions) with its combined hash.
+func FileDocumentAt(version string, rec map[string]any) (map[string]any, error) {
 	h, _ := rec["hash"].(string)
-	fh, err := FileHash(Version, []string{h})
+	fh, err := FileHash(version, []string{h})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"version": Version, "snapshots": []any{rec}, "hash": fh}, nil
+	return map[string]any{"version": version, "snapshots": []any{rec}, "hash": fh}, nil
 }
 
 // FormatTimestamp renders t as RFC 3339 UTC truncated to the second.

@@ -13,8 +13,8 @@ import (
 // endpoint, request with the key-only normalization, headers), so the diff
 // shows exactly what made the keys differ and nothing the key ignores
 // (stream flags, provider-generated tool-call ids).
-func keyDocument(provider string, request, headers map[string]any) string {
-	obj, err := registry.KeyObject(provider, request, headers, nil)
+func keyDocument(p string, e provider.Endpoint, request, headers map[string]any) string {
+	obj, err := registry.KeyObject(p, e, request, headers, nil)
 	if err != nil {
 		return ""
 	}
@@ -49,7 +49,6 @@ func messagesText(request map[string]any) string {
 // nil when the set has no snapshot of req's provider.
 func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
 	model, _ := req.Body["model"].(string)
-	endpoint := keyEndpoint(string(req.Provider), req.Body)
 	msgs := messagesText(req.Body)
 	var best *check.Snapshot
 	bestTier, bestSim := -1, -1.0
@@ -61,7 +60,7 @@ func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot)
 		if src != nil && s.Record.Source == *src {
 			tier += 2
 		}
-		if m, _ := s.Record.Request["model"].(string); m == model && keyEndpoint(s.Provider, s.Record.Request) == endpoint {
+		if m, _ := s.Record.Request["model"].(string); m == model && provider.Endpoint(s.Record.Endpoint) == req.Endpoint {
 			tier++
 		}
 		if tier < bestTier {
@@ -75,18 +74,9 @@ func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot)
 	return best
 }
 
-// keyEndpoint is the key endpoint of a stored request ("" for an unknown
-// provider).
-func keyEndpoint(p string, request map[string]any) provider.Endpoint {
-	if f := registry.ForRecord(p, request); f != nil {
-		return f.Endpoint()
-	}
-	return ""
-}
-
 // DriftDiff is the unified diff from snapshot s to the request req.
 func DriftDiff(display string, s *check.Snapshot, req *provider.Request) string {
-	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
-	b := keyDocument(string(req.Provider), req.Body, req.Headers)
+	a := keyDocument(s.Provider, provider.Endpoint(s.Record.Endpoint), s.Record.Request, s.Record.RequestHeaders)
+	b := keyDocument(string(req.Provider), req.Endpoint, req.Body, req.Headers)
 	return render.UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
 }

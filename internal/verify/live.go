@@ -153,9 +153,9 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if ctx.Err() != nil {
 		return liveRun{err: "interrupted"}
 	}
-	format := registry.ForRecord(s.Provider, s.Record.Request)
-	if format == nil {
-		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
+	format, err := registry.ForStored(s.Provider, provider.Endpoint(s.Record.Endpoint))
+	if err != nil {
+		return liveRun{err: err.Error()}
 	}
 	p, e := format.Provider(), format.Endpoint()
 	body, err := liveBody(format, s.Record.Request)

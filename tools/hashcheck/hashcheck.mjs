@@ -5,8 +5,10 @@
 //
 //   node hashcheck.mjs [--verbose] FOLDER...
 //
-// Format 1.0.0 (manifest.json + <provider>/<id>.json), per DESIGN §4/§11:
-//   request key = sha256(JCS({provider, endpoint, request, headers?})) with the
+// Format 1.1.0 (manifest.json + <provider>/<id>.json), per DESIGN §4/§11/§12.2:
+//   request key = sha256(JCS({provider, endpoint, request, headers?})), endpoint
+//                 = the record's "endpoint" field (format 1.0.0 records have
+//                 none: it is derived from the body, see endpoint100), with the
 //                 key-only normalization (drop stream/stream_options, renumber
 //                 tool-call ids call_1, call_2, … in order of first appearance,
 //                 Anthropic string content/system → one text block);
@@ -42,7 +44,9 @@ const without = (o, key) => Object.fromEntries(Object.entries(o).filter(([k]) =>
 const withMember = (o, key, value) => Object.fromEntries([...Object.entries(o).filter(([k]) => k !== key), [key, value]]);
 const textBlocks = (s) => [{ type: 'text', text: s }];
 
-export function endpoint(provider, request) {
+// endpoint100 is the key endpoint of a format 1.0.0 record, derived from its
+// body (DESIGN §11 "Keys and lookups").
+export function endpoint100(provider, request) {
   if (provider === 'anthropic') return '/v1/messages';
   if (!has(request, 'messages') && has(request, 'prompt')) return '/v1/completions';
   return '/v1/chat/completions';
@@ -84,13 +88,19 @@ export function keyRequest(provider, request) {
   return withMember(r, 'messages', messages);
 }
 
-export function requestKey(provider, request, headers) {
-  const obj = { provider, endpoint: endpoint(provider, request), request: keyRequest(provider, request) };
+// endpointOf is a record's key endpoint: its stored "endpoint" (format 1.1.0),
+// else the 1.0.0 rule.
+export function endpointOf(provider, rec) {
+  return typeof rec.endpoint === 'string' ? rec.endpoint : endpoint100(provider, rec.request);
+}
+
+export function requestKey(provider, endpoint, request, headers) {
+  const obj = { provider, endpoint, request: keyRequest(provider, request) };
   if (isObject(headers) && Object.keys(headers).length > 0) obj.headers = headers;
   return sha256hex(canonicalize(obj));
 }
 
-export function lineage(provider, request, headers) {
+export function lineage(provider, endpoint, request, headers) {
   const msgs = Array.isArray(request.messages) ? request.messages : [];
   let last = -1;
   let count = 0;
@@ -102,7 +112,7 @@ export function lineage(provider, request, headers) {
   });
   if (last < 0) return null;
   const parent = withMember(request, 'messages', msgs.slice(0, last));
-  return { parent_id: requestKey(provider, parent, headers).slice(0, 12), turn: count + 1 };
+  return { parent_id: requestKey(provider, endpoint, parent, headers).slice(0, 12), turn: count + 1 };
 }
 
 function readJSON(file) {
@@ -151,11 +161,13 @@ export function checkFolder(dir) {
       }
       const rec = doc.snapshots[0];
       const headers = rec.request_headers;
-      const key = requestKey(provider, rec.request, headers);
+      const ep = endpointOf(provider, rec);
+      if (doc.version !== '1.0.0' && typeof rec.endpoint !== 'string') problems.push(`${rel}: format ${doc.version} records need an "endpoint"`);
+      const key = requestKey(provider, ep, rec.request, headers);
       const id = key.slice(0, 12);
       differ(rel, 'id (from the request key)', rec.id, id);
       differ(rel, 'file name', name, `${id}.json`);
-      const lin = lineage(provider, rec.request, headers);
+      const lin = lineage(provider, ep, rec.request, headers);
       differ(rel, 'lineage', canonicalize(rec.lineage ?? null), canonicalize(lin));
       const recordHash = prefixed(without(rec, 'hash'));
       differ(rel, 'record hash', rec.hash, recordHash);

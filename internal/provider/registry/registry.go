@@ -96,11 +96,13 @@ func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
 	return nil
 }
 
-// ForRecord returns the format of a stored request of provider p (a
-// snapshot folder name): the first of p's formats whose OwnsRecord accepts
-// it, else p's default format (DESIGN §11 "Keys and lookups": openai +
-// "messages" → chat, openai + "prompt" → completions, anthropic →
-// messages). nil for an unknown provider.
+// ForRecord returns the format of a stored format 1.0.0 request of
+// provider p (a snapshot folder name), whose record has no endpoint: the
+// first of p's formats whose OwnsRecord accepts it, else p's default format
+// (DESIGN §11 "Keys and lookups": openai + "messages" → chat, openai +
+// "prompt" → completions, anthropic → messages). Only the migration to
+// 1.1.0 uses it; 1.1.0 records name their format by their stored endpoint
+// (Lookup). nil for an unknown provider.
 func ForRecord(p string, request map[string]any) provider.Format {
 	var first provider.Format
 	for _, f := range formats {
@@ -115,6 +117,29 @@ func ForRecord(p string, request map[string]any) provider.Format {
 		}
 	}
 	return first
+}
+
+// EndpointOf100 is the key endpoint of a format 1.0.0 record (DESIGN §4,
+// §11): derived from its provider and body, the rule snapshot migrate uses
+// to add the endpoint field. "" for an unknown provider.
+func EndpointOf100(p string, request map[string]any) provider.Endpoint {
+	if f := ForRecord(p, request); f != nil {
+		return f.Endpoint()
+	}
+	return ""
+}
+
+// ForStored returns the format of a stored record: the format of its
+// provider that owns its key endpoint (Lookup), or an error naming both
+// when none does.
+func ForStored(p string, e provider.Endpoint) (provider.Format, error) {
+	if f := Lookup(provider.Name(p), e); f != nil {
+		return f, nil
+	}
+	if ForProvider(provider.Name(p)) == nil {
+		return nil, fmt.Errorf("unknown provider %q", p)
+	}
+	return nil, fmt.Errorf("endpoint %q is not a %s endpoint this traceforge knows", e, p)
 }
 
 // ErrorFormat returns the format whose error shape suits a request that may
@@ -199,11 +224,9 @@ func routes(method, path string) bool {
 // stored normalization applied, the stored headers, and the key. Errors wrap
 // provider.ErrNotLLMCall or provider.ErrBadRequest.
 //
-// The key is the stored request's (RequestKey): in format 1.0.0 its endpoint
-// is derived from the body (ForRecord, DESIGN §11), exactly as verify
-// recomputes it from the file, even when the route said otherwise (a
-// "messages" body posted to /v1/completions keys as chat). Format 1.1.0
-// stores the route's endpoint instead.
+// The key is the stored request's (RequestKey) with the route's endpoint,
+// which format 1.1.0 stores in the record (DESIGN §12.2): no endpoint is
+// guessed from the body.
 func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
@@ -231,7 +254,7 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
-	req.Key, err = RequestKey(string(req.Provider), m, req.Headers)
+	req.Key, err = RequestKey(string(req.Provider), e, m, req.Headers, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
@@ -258,11 +281,12 @@ func ParseHTTP(r *http.Request) (*provider.Request, error) {
 	return Parse(r.Method, r.URL.Path, r.Header, body)
 }
 
-// NormalizeStored applies the stored normalization of the request's format
-// in place (DESIGN §11); for an unknown provider only explicit nulls on
-// optional fields are dropped.
-func NormalizeStored(p string, request map[string]any) {
-	if f := ForRecord(p, request); f != nil {
+// NormalizeStored applies the stored normalization of the format of a
+// stored request (provider p, key endpoint e) in place (DESIGN §11); when no
+// format owns the endpoint only explicit nulls on optional fields are
+// dropped.
+func NormalizeStored(p string, e provider.Endpoint, request map[string]any) {
+	if f := Lookup(provider.Name(p), e); f != nil {
 		f.NormalizeStored(request)
 		return
 	}
@@ -270,17 +294,18 @@ func NormalizeStored(p string, request map[string]any) {
 }
 
 // KeyObject builds the key object {"provider", "endpoint", "request"[,
-// "headers"]} of a stored request (DESIGN §4): the format's key endpoint and
-// its key-only normalization applied to a copy of the request. kc may be
-// nil. Unknown providers are an error.
-func KeyObject(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
-	f := ForRecord(p, request)
-	if f == nil {
-		return nil, fmt.Errorf("unknown provider %q", p)
+// "headers"]} of a stored request (DESIGN §4): the stored key endpoint and
+// the key-only normalization of its format applied to a copy of the
+// request. kc may be nil. A provider or endpoint no format owns is an
+// error.
+func KeyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
+	f, err := ForStored(p, e)
+	if err != nil {
+		return nil, err
 	}
 	obj := map[string]any{
 		"provider": p,
-		"endpoint": string(f.Endpoint()),
+		"endpoint": string(e),
 		"request":  f.KeyRequest(request, kc),
 	}
 	if len(headers) > 0 {
@@ -290,9 +315,9 @@ func KeyObject(p string, request map[string]any, headers map[string]any, kc *pro
 }
 
 // RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
-// object.
-func RequestKey(p string, request map[string]any, headers map[string]any) (string, error) {
-	obj, err := KeyObject(p, request, headers, nil)
+// object. kc may be nil.
+func RequestKey(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, error) {
+	obj, err := KeyObject(p, e, request, headers, kc)
 	if err != nil {
 		return "", err
 	}
@@ -308,7 +333,8 @@ func RequestKey(p string, request map[string]any, headers map[string]any) (strin
 // when messages hold an assistant message, the parent is this request with
 // messages cut just before the last assistant message, and turn is the
 // number of assistant messages + 1. ok is false when there is no lineage.
-func Lineage(p string, request map[string]any, headers map[string]any) (parentID string, turn int, ok bool, err error) {
+// kc may be nil.
+func Lineage(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (parentID string, turn int, ok bool, err error) {
 	msgs, _ := request["messages"].([]any)
 	last, count := -1, 0
 	for i, m := range msgs {
@@ -322,7 +348,7 @@ func Lineage(p string, request map[string]any, headers map[string]any) (parentID
 	}
 	parent := maps.Clone(request)
 	parent["messages"] = append([]any(nil), msgs[:last]...)
-	key, err := RequestKey(p, parent, headers)
+	key, err := RequestKey(p, e, parent, headers, kc)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("lineage: %w", err)
 	}
@@ -331,19 +357,20 @@ func Lineage(p string, request map[string]any, headers map[string]any) (parentID
 
 // NewRecord assembles a complete record value (snapshot.NewRecord) with the
 // id and lineage computed from the request. The request must already carry
-// the stored normalization. It returns the record and its full key.
-func NewRecord(p string, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response) (map[string]any, string, error) {
-	key, err := RequestKey(p, request, headers)
+// the stored normalization. kc may be nil. It returns the record and its
+// full key.
+func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response, kc *provider.KeyContext) (map[string]any, string, error) {
+	key, err := RequestKey(p, e, request, headers, kc)
 	if err != nil {
 		return nil, "", err
 	}
 	var lin *snapshot.Lineage
-	if parent, turn, ok, err := Lineage(p, request, headers); err != nil {
+	if parent, turn, ok, err := Lineage(p, e, request, headers, kc); err != nil {
 		return nil, "", err
 	} else if ok {
 		lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
 	}
-	rec, err := snapshot.NewRecord(key, lin, at, src, request, headers, resp)
+	rec, err := snapshot.NewRecord(key, string(e), lin, at, src, request, headers, resp)
 	if err != nil {
 		return nil, "", err
 	}

@@ -213,5 +213,5 @@ func (Format) ErrorType(status int) string {
 // MissError is not_found_error (Anthropic errors have no code).
 func (Format) MissError() (typ, code string) { return "not_found_error", "" }
 
-// RequestSchema is the Messages request definition.
-func (Format) RequestSchema() string { return "#/$defs/anthropicRequest" }
+// RecordSchema is the Messages record definition.
+func (Format) RecordSchema() string { return "#/$defs/messagesRecord" }
