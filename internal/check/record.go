@@ -174,7 +174,11 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			Fix:     "restore the file from Git or re-record it"})
 	}
 	fs = append(fs, lineageFindings(file, provider, rec)...)
-	pf, ex := PolicyFindings(file, rp+"/request", provider, rec.Request, opts.Config)
+	var sampler pv.Sampler
+	if f, err := registry.ForStored(provider, pv.Endpoint(rec.Endpoint)); err == nil {
+		sampler, _ = f.(pv.Sampler)
+	}
+	pf, ex := policyFindings(file, rp+"/request", provider, sampler, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
@@ -265,18 +269,41 @@ func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findin
 // temperature 0 for both providers and an integer seed for OpenAI, unless a
 // per-model exception in the config relaxes them. It returns the exception used.
 func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
+	return policyFindings(file, ptr, provider, nil, req, cfg)
+}
+
+// policyFindings is PolicyFindings for a request of a format that may say
+// where its temperature and seed live (provider.Sampler, DESIGN §12.2:
+// Gemini generationConfig, Ollama options; embeddings have neither). A
+// nil sampler means the top-level temperature, and a seed for OpenAI.
+func policyFindings(file, ptr, provider string, sampler pv.Sampler, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
 	var fs finding.Findings
 	model, _ := req["model"].(string)
 	ex := cfg.ExceptionFor(model)
-	fix := fmt.Sprintf("record with temperature 0%s, or declare a per-model exception in %s (see docs/format.md)", map[bool]string{true: " and a fixed integer seed", false: ""}[provider == "openai"], ConfigName)
-	if t, ok := snapshot.Float64(req["temperature"]); ok && t > ZeroTemperature && !ex.Relaxes("temperature") {
-		fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/temperature", Rule: RuleDeterminism, Severity: finding.Error,
-			Message: fmt.Sprintf("temperature is %v; snapshots must be recorded with temperature 0", req["temperature"]), Fix: fix})
+	tempPtr, seedPtr := "/temperature", ""
+	if provider == "openai" {
+		seedPtr = "/seed"
 	}
-	if provider == "openai" && !ex.Relaxes("seed") {
-		if _, ok := req["seed"]; !ok {
-			fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/seed", Rule: RuleDeterminism, Severity: finding.Error,
-				Message: "seed is missing; OpenAI snapshots need a fixed integer seed", Fix: fix})
+	if sampler != nil {
+		tempPtr, seedPtr = sampler.Sampling()
+	}
+	if tempPtr == "" && seedPtr == "" {
+		return nil, nil // nothing is sampled (embeddings)
+	}
+	fix := fmt.Sprintf("record with %s 0%s, or declare a per-model exception in %s (see docs/format.md)",
+		pointerName(tempPtr), map[bool]string{true: " and a fixed integer " + pointerName(seedPtr), false: ""}[seedPtr != ""], ConfigName)
+	if tempPtr != "" && !ex.Relaxes("temperature") {
+		if v, present := atPointer(req, tempPtr); present {
+			if t, ok := snapshot.Float64(v); ok && t > ZeroTemperature {
+				fs = append(fs, finding.Finding{File: file, Pointer: ptr + tempPtr, Rule: RuleDeterminism, Severity: finding.Error,
+					Message: fmt.Sprintf("%s is %v; snapshots must be recorded with temperature 0", pointerName(tempPtr), v), Fix: fix})
+			}
+		} // a missing temperature is the schema's finding
+	}
+	if seedPtr != "" && !ex.Relaxes("seed") {
+		if _, ok := atPointer(req, seedPtr); !ok {
+			fs = append(fs, finding.Finding{File: file, Pointer: ptr + seedPtr, Rule: RuleDeterminism, Severity: finding.Error,
+				Message: fmt.Sprintf("%s is missing; %s snapshots need a fixed integer seed", pointerName(seedPtr), providerTitle(provider)), Fix: fix})
 		}
 	}
 	if ex != nil {
@@ -284,6 +311,40 @@ func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config)
 			Message: fmt.Sprintf("nondeterministic by policy: model %q matches exception %q (relaxes %s); protected by verify --live --runs N", model, ex.Model, strings.Join(ex.Relax, ", "))})
 	}
 	return fs, ex
+}
+
+// atPointer returns the value at a JSON pointer of object members
+// ("/options/seed") inside req.
+func atPointer(req map[string]any, ptr string) (any, bool) {
+	var cur any = req
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// pointerName writes a pointer the way users write the field
+// ("generationConfig.seed").
+func pointerName(ptr string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".")
+}
+
+func providerTitle(p string) string {
+	switch p {
+	case "openai":
+		return "OpenAI"
+	case "gemini":
+		return "Gemini"
+	case "ollama":
+		return "Ollama"
+	}
+	return p
 }
 
 func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findings {

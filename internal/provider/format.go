@@ -261,3 +261,14 @@ func DropTopLevelNulls(request map[string]any) {
 type UpstreamPath interface {
 	UpstreamPath(path string) string
 }
+
+// Sampler is the optional capability of a format whose determinism
+// parameters are not OpenAI's top-level temperature and seed (DESIGN §7,
+// §12.2): the JSON pointers, inside the stored request, of its temperature
+// and of its seed ("" where the API has none: embeddings have neither).
+// The determinism policy then wants the temperature 0 (when the API has
+// one) and an integer seed (when it has one). Formats without the
+// capability: top-level temperature, and a seed for provider openai.
+type Sampler interface {
+	Sampling() (temperature, seed string)
+}

@@ -16,6 +16,7 @@ type Embed struct{ wire }
 var (
 	_ provider.Format     = Embed{}
 	_ provider.PathBinder = Embed{}
+	_ provider.Sampler    = Embed{}
 )
 
 // NewEmbed returns the embeddings format.
@@ -111,5 +112,8 @@ func (Embed) StreamContentType() string { return provider.SSEContentType }
 // SynthesizeStream refuses: embeddings do not stream.
 func (Embed) SynthesizeStream(map[string]any, bool, io.Writer, func()) error { return errNoStream }
 
-// RequestSchema is the embeddings request definition.
-func (Embed) RequestSchema() string { return "#/$defs/geminiEmbedRequest" }
+// RecordSchema is the embeddings record definition.
+func (Embed) RecordSchema() string { return "#/$defs/geminiEmbedRecord" }
+
+// Sampling: embeddings have no temperature or seed.
+func (Embed) Sampling() (temperature, seed string) { return "", "" }

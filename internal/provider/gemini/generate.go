@@ -16,6 +16,7 @@ type Generate struct{ wire }
 var (
 	_ provider.Format     = Generate{}
 	_ provider.PathBinder = Generate{}
+	_ provider.Sampler    = Generate{}
 )
 
 // NewGenerate returns the generateContent format.
@@ -201,5 +202,10 @@ func (Generate) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush
 	return provider.WriteEvents(evs, w, flush)
 }
 
-// RequestSchema is the generateContent request definition.
-func (Generate) RequestSchema() string { return "#/$defs/geminiRequest" }
+// RecordSchema is the generateContent record definition.
+func (Generate) RecordSchema() string { return "#/$defs/geminiGenerateRecord" }
+
+// Sampling: temperature and seed live in generationConfig (DESIGN §12.2).
+func (Generate) Sampling() (temperature, seed string) {
+	return "/generationConfig/temperature", "/generationConfig/seed"
+}

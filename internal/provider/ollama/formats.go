@@ -18,9 +18,11 @@ type Generate struct{ wire }
 type Embed struct{ wire }
 
 var (
-	_ provider.Format = Chat{}
-	_ provider.Format = Generate{}
-	_ provider.Format = Embed{}
+	_ provider.Format  = Chat{}
+	_ provider.Format  = Generate{}
+	_ provider.Format  = Embed{}
+	_ provider.Sampler = Chat{}
+	_ provider.Sampler = Embed{}
 )
 
 var (
@@ -87,8 +89,8 @@ func (Chat) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush fun
 	return provider.WriteEvents(lines, w, flush)
 }
 
-// RequestSchema is the chat request definition.
-func (Chat) RequestSchema() string { return "#/$defs/ollamaChatRequest" }
+// RecordSchema is the chat record definition.
+func (Chat) RecordSchema() string { return "#/$defs/ollamaChatRecord" }
 
 // OwnsRecord: a stored Ollama request with "prompt" is a generate request.
 func (Generate) OwnsRecord(request map[string]any) bool {
@@ -123,8 +125,8 @@ func (Generate) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush
 	return provider.WriteEvents(lines, w, flush)
 }
 
-// RequestSchema is the generate request definition.
-func (Generate) RequestSchema() string { return "#/$defs/ollamaGenerateRequest" }
+// RecordSchema is the generate record definition.
+func (Generate) RecordSchema() string { return "#/$defs/ollamaGenerateRecord" }
 
 // OwnsRecord: a stored Ollama request with "input" is an embed request.
 func (Embed) OwnsRecord(request map[string]any) bool {
@@ -183,5 +185,8 @@ func (Embed) NewAssembler() provider.Assembler { return noStream{} }
 // SynthesizeStream refuses: embeddings do not stream.
 func (Embed) SynthesizeStream(map[string]any, bool, io.Writer, func()) error { return errNoStream }
 
-// RequestSchema is the embed request definition.
-func (Embed) RequestSchema() string { return "#/$defs/ollamaEmbedRequest" }
+// RecordSchema is the embed record definition.
+func (Embed) RecordSchema() string { return "#/$defs/ollamaEmbedRecord" }
+
+// Sampling: embeddings have no temperature or seed.
+func (Embed) Sampling() (temperature, seed string) { return "", "" }
