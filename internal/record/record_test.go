@@ -897,16 +897,20 @@ func TestUnknownPathForwardedAndListed(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	p := newProxy(t, dir, fake, nil)
-	r := p.do("/v1/embeddings", map[string]any{"model": "text-embedding-3-small", "input": "hi"}, nil)
-	if r.status != 404 { // the fake does not know embeddings
+	r := p.do("/v1/moderations", map[string]any{"model": "omni-moderation-latest", "input": "hi"}, nil)
+	if r.status != 404 { // the fake does not know moderations
 		t.Errorf("status %d", r.status)
 	}
-	if fake.LastRequest().Path != "/v1/embeddings" {
+	if fake.LastRequest().Path != "/v1/moderations" {
 		t.Errorf("not forwarded to the OpenAI upstream: %q", fake.LastRequest().Path)
 	}
 	s := p.finish()
 	if !s.Failed() || !hasKind(s, record.KindUnknownPath) {
 		t.Fatalf("want an unknown-path problem:\n%s", summaryText(s))
+	}
+	// The problem says what is recorded (issue 13).
+	if text := summaryText(s); !strings.Contains(text, "…/v1/chat/completions") || !strings.Contains(text, "…/api/chat") {
+		t.Errorf("the problem does not list the served routes:\n%s", text)
 	}
 }
 
