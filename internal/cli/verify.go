@@ -261,6 +261,11 @@ func keyEnv(io *IOStreams) []string {
 			env = append(env, k+"="+ReplayKey)
 		}
 	}
+	// The Gemini SDKs read GOOGLE_API_KEY, else GEMINI_API_KEY (and warn
+	// when both are set): one placeholder, only when neither is.
+	if io.Getenv("GOOGLE_API_KEY") == "" && io.Getenv("GEMINI_API_KEY") == "" {
+		env = append(env, "GEMINI_API_KEY="+ReplayKey)
+	}
 	return env
 }
 
