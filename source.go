@@ -39,13 +39,15 @@ var sdkPackages = []string{
 	"github.com/openai/openai-go",
 	"github.com/sashabaranov/go-openai",
 	"github.com/anthropics/anthropic-sdk-go",
+	"google.golang.org/genai",
+	"github.com/ollama/ollama",
 }
 
 // SourceTransport is an [http.RoundTripper] that adds the X-Traceforge-Source
 // header to every request that does not already carry one. The value names
 // the first frame of the calling goroutine's stack that is not in the Go
 // standard library, net/http, a known LLM SDK (openai-go, go-openai,
-// anthropic-sdk-go), this package or traceforge's internal packages (their
+// anthropic-sdk-go, google.golang.org/genai, github.com/ollama/ollama), this package or traceforge's internal packages (their
 // _test.go files excepted) or a package listed in SkipPackages.
 //
 // The header's file is that frame's file relative to Root, slash-separated.

@@ -38,6 +38,10 @@ func Prompt(mode string) string {
 		p = "Write one line about Grace Hopper and compilers."
 	case "tool":
 		p = "What is the weather in Paris today?"
+	case "generate":
+		p = "Why is the sky blue? One sentence."
+	case "embed":
+		p = "Ada Lovelace wrote the first program."
 	}
 	return p + os.Getenv(SuffixEnv)
 }
