@@ -132,7 +132,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			return nil, finding.Findings{*f}
 		}
 	}
-	recordDef, ef := recordSchema(file, provider, doc)
+	recordDef, format, ef := recordSchema(file, provider, doc)
 	fs = append(fs, ef...)
 	for _, vi := range schema.ValidateFile(doc, recordDef) {
 		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
@@ -152,7 +152,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := registry.RequestKey(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, nil)
+	key, err := registry.RequestKey(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, pv.RecordKeyContext(rec.ParentID, rec.Turn))
 	if err != nil {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 		return nil, fs
@@ -174,11 +174,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			Fix:     "restore the file from Git or re-record it"})
 	}
 	fs = append(fs, lineageFindings(file, provider, rec)...)
-	var sampler pv.Sampler
-	if f, err := registry.ForStored(provider, pv.Endpoint(rec.Endpoint)); err == nil {
-		sampler, _ = f.(pv.Sampler)
-	}
-	pf, ex := policyFindings(file, rp+"/request", provider, sampler, rec.Request, opts.Config)
+	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
@@ -188,23 +184,23 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 // record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
 // whose endpoint no format of its provider owns is checked against the
 // generic record definition and reported.
-func recordSchema(file, provider string, doc map[string]any) (string, finding.Findings) {
+func recordSchema(file, provider string, doc map[string]any) (string, pv.Format, finding.Findings) {
 	recs, _ := doc["snapshots"].([]any)
 	if len(recs) == 0 {
-		return schema.GenericRecord, nil
+		return schema.GenericRecord, nil, nil
 	}
 	rec, _ := recs[0].(map[string]any)
 	e, ok := rec["endpoint"].(string)
 	if !ok {
-		return schema.GenericRecord, nil // the schema reports a missing or mistyped endpoint
+		return schema.GenericRecord, nil, nil // the schema reports a missing or mistyped endpoint
 	}
 	f, err := registry.ForStored(provider, pv.Endpoint(e))
 	if err != nil {
-		return schema.GenericRecord, finding.Findings{{File: file, Pointer: "/snapshots/0/endpoint", Rule: RuleSchema, Severity: finding.Error,
+		return schema.GenericRecord, nil, finding.Findings{{File: file, Pointer: "/snapshots/0/endpoint", Rule: RuleSchema, Severity: finding.Error,
 			Message: err.Error() + " (format " + snapshot.Version + " covers the routes listed in docs/format.md)",
 			Fix:     "re-record the call with this traceforge, or restore the file from Git"}}
 	}
-	return f.RecordSchema(), nil
+	return f.RecordSchema(), f, nil
 }
 
 func schemaFix(v schema.Violation) string {
@@ -246,7 +242,7 @@ func sourceFinding(name, src string) *finding.Finding {
 }
 
 func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findings {
-	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, nil)
+	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, pv.RecordKeyContext(rec.ParentID, rec.Turn))
 	if err != nil {
 		return nil
 	}
@@ -265,45 +261,36 @@ func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findin
 	return nil
 }
 
-// PolicyFindings applies the determinism policy (DESIGN §7) to a request:
-// temperature 0 for both providers and an integer seed for OpenAI, unless a
-// per-model exception in the config relaxes them. It returns the exception used.
-func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
-	return policyFindings(file, ptr, provider, nil, req, cfg)
-}
-
-// policyFindings is PolicyFindings for a request of a format that may say
-// where its temperature and seed live (provider.Sampler, DESIGN §12.2:
-// Gemini generationConfig, Ollama options; embeddings have neither). A
-// nil sampler means the top-level temperature, and a seed for OpenAI.
-func policyFindings(file, ptr, provider string, sampler pv.Sampler, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
+// PolicyFindings applies the determinism policy (DESIGN §7, §12.2) to a
+// request of format f: temperature 0 where the API has a temperature, an
+// integer seed where it has a seed (f.Determinism), unless a per-model
+// exception in the config relaxes them. It returns the exception used.
+func PolicyFindings(file, ptr string, f pv.Format, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
 	var fs finding.Findings
+	if f == nil {
+		return nil, nil
+	}
+	tempPtr, seedPtr := f.Determinism()
 	model, _ := req["model"].(string)
 	ex := cfg.ExceptionFor(model)
-	tempPtr, seedPtr := "/temperature", ""
-	if provider == "openai" {
-		seedPtr = "/seed"
-	}
-	if sampler != nil {
-		tempPtr, seedPtr = sampler.Sampling()
-	}
 	if tempPtr == "" && seedPtr == "" {
-		return nil, nil // nothing is sampled (embeddings)
+		return nil, nil // nothing to sample (embeddings): no policy, no exception
 	}
-	fix := fmt.Sprintf("record with %s 0%s, or declare a per-model exception in %s (see docs/format.md)",
-		pointerName(tempPtr), map[bool]string{true: " and a fixed integer " + pointerName(seedPtr), false: ""}[seedPtr != ""], ConfigName)
-	if tempPtr != "" && !ex.Relaxes("temperature") {
-		if v, present := atPointer(req, tempPtr); present {
-			if t, ok := snapshot.Float64(v); ok && t > ZeroTemperature {
-				fs = append(fs, finding.Finding{File: file, Pointer: ptr + tempPtr, Rule: RuleDeterminism, Severity: finding.Error,
-					Message: fmt.Sprintf("%s is %v; snapshots must be recorded with temperature 0", pointerName(tempPtr), v), Fix: fix})
-			}
-		} // a missing temperature is the schema's finding
+	what := "temperature 0"
+	if seedPtr != "" {
+		what += " and a fixed integer seed"
+	}
+	fix := fmt.Sprintf("record with %s, or declare a per-model exception in %s (see docs/format.md)", what, ConfigName)
+	if v, ok := pointerValue(req, tempPtr); ok && !ex.Relaxes("temperature") {
+		if t, ok := snapshot.Float64(v); ok && t > ZeroTemperature {
+			fs = append(fs, finding.Finding{File: file, Pointer: ptr + tempPtr, Rule: RuleDeterminism, Severity: finding.Error,
+				Message: fmt.Sprintf("temperature is %v; snapshots must be recorded with temperature 0", v), Fix: fix})
+		}
 	}
 	if seedPtr != "" && !ex.Relaxes("seed") {
-		if _, ok := atPointer(req, seedPtr); !ok {
+		if _, ok := pointerValue(req, seedPtr); !ok {
 			fs = append(fs, finding.Finding{File: file, Pointer: ptr + seedPtr, Rule: RuleDeterminism, Severity: finding.Error,
-				Message: fmt.Sprintf("%s is missing; %s snapshots need a fixed integer seed", pointerName(seedPtr), providerTitle(provider)), Fix: fix})
+				Message: fmt.Sprintf("seed is missing; %s snapshots need a fixed integer seed", providerLabel(f.Provider())), Fix: fix})
 		}
 	}
 	if ex != nil {
@@ -313,38 +300,37 @@ func policyFindings(file, ptr, provider string, sampler pv.Sampler, req map[stri
 	return fs, ex
 }
 
-// atPointer returns the value at a JSON pointer of object members
-// ("/options/seed") inside req.
-func atPointer(req map[string]any, ptr string) (any, bool) {
-	var cur any = req
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+// providerLabel is a provider's name as people write it.
+func providerLabel(p pv.Name) string {
+	switch p {
+	case pv.OpenAI:
+		return "OpenAI"
+	case pv.Anthropic:
+		return "Anthropic"
+	}
+	if p == "" {
+		return ""
+	}
+	return strings.ToUpper(string(p[:1])) + string(p[1:])
+}
+
+// pointerValue is the value at a JSON pointer of plain object members
+// ("/a/b"; no escapes, no array indexes: what Format.Determinism names).
+func pointerValue(v map[string]any, ptr string) (any, bool) {
+	if ptr == "" {
+		return nil, false
+	}
+	var cur any = v
+	for _, tok := range strings.Split(ptr[1:], "/") {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
 		}
-		if cur, ok = m[seg]; !ok {
+		if cur, ok = m[tok]; !ok {
 			return nil, false
 		}
 	}
 	return cur, true
-}
-
-// pointerName writes a pointer the way users write the field
-// ("generationConfig.seed").
-func pointerName(ptr string) string {
-	return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".")
-}
-
-func providerTitle(p string) string {
-	switch p {
-	case "openai":
-		return "OpenAI"
-	case "gemini":
-		return "Gemini"
-	case "ollama":
-		return "Ollama"
-	}
-	return p
 }
 
 func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findings {

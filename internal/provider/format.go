@@ -97,6 +97,13 @@ type Format interface {
 	// MissError is the error type and code of a replay miss (404).
 	MissError() (typ, code string)
 
+	// Determinism names the request members the determinism policy
+	// (DESIGN §7, §12.2) requires: the JSON pointer of the temperature
+	// ("/temperature"; Gemini "/generationConfig/temperature") and of the
+	// seed ("/seed"), "" where the API has none (Anthropic and Responses
+	// have no seed; embeddings neither).
+	Determinism() (temperature, seed string)
+
 	// RecordSchema is the JSON pointer, inside the embedded
 	// snapshot-file.schema.json, of the definition its stored records are
 	// validated against (schema per endpoint, DESIGN §12.2): the record
@@ -124,10 +131,46 @@ type UsageInjector interface {
 // KeyContext is what key computation may need beyond the request itself.
 // The zero value (or nil) resolves nothing.
 type KeyContext struct {
-	// ResponseSnapshot maps a response id the provider minted to the id of
-	// the snapshot that recorded it (record and replay keep this map), so a
-	// chained request can be keyed by its parent snapshot. nil = unknown.
-	ResponseSnapshot func(responseID string) (snapshotID string, ok bool)
+	// Parent maps a response id the provider minted (the Responses API's
+	// previous_response_id) to the snapshot that recorded it and that
+	// snapshot's lineage turn (1 when it has no lineage), so a chained
+	// request is keyed by its parent snapshot (DESIGN §12.8, §12.9 item 5).
+	// Record and replay resolve through the response ids they know; verify
+	// resolves through the record's own lineage (RecordKeyContext). nil =
+	// nothing is resolved.
+	Parent func(responseID string) (snapshotID string, turn int, ok bool)
+}
+
+// Resolve looks a response id up; ok is false when kc (or its Parent) is
+// nil or the id is unknown.
+func (kc *KeyContext) Resolve(responseID string) (snapshotID string, turn int, ok bool) {
+	if kc == nil || kc.Parent == nil {
+		return "", 0, false
+	}
+	return kc.Parent(responseID)
+}
+
+// RecordKeyContext is the KeyContext of a stored record (verify): every
+// response id resolves to the record's own lineage parent, so the key is
+// reproducible from the file alone (DESIGN §12.8 "More settled details").
+// A record without lineage resolves nothing.
+func RecordKeyContext(parentID string, turn int) *KeyContext {
+	if parentID == "" {
+		return nil
+	}
+	return &KeyContext{Parent: func(string) (string, int, bool) { return parentID, turn - 1, true }}
+}
+
+// Lineager is the optional capability of a format whose conversation lineage
+// is not the chat rule over "messages" (DESIGN §11: the parent is the
+// request cut before its last assistant message). Formats without it get
+// that rule.
+type Lineager interface {
+	// Lineage returns a request's lineage: its parent snapshot and turn,
+	// ok false when it has none. parentID computes the snapshot id of a
+	// request of the same format (a cut copy of this one). It never
+	// modifies request.
+	Lineage(request map[string]any, kc *KeyContext, parentID func(cut map[string]any) (string, error)) (parent string, turn int, ok bool, err error)
 }
 
 // Renumberer renumbers ids in order of first appearance (DESIGN §4): the
@@ -260,15 +303,4 @@ func DropTopLevelNulls(request map[string]any) {
 // path UpstreamPath returns, relative to the provider's upstream base URL.
 type UpstreamPath interface {
 	UpstreamPath(path string) string
-}
-
-// Sampler is the optional capability of a format whose determinism
-// parameters are not OpenAI's top-level temperature and seed (DESIGN §7,
-// §12.2): the JSON pointers, inside the stored request, of its temperature
-// and of its seed ("" where the API has none: embeddings have neither).
-// The determinism policy then wants the temperature 0 (when the API has
-// one) and an integer seed (when it has one). Formats without the
-// capability: top-level temperature, and a seed for provider openai.
-type Sampler interface {
-	Sampling() (temperature, seed string)
 }

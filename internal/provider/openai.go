@@ -146,3 +146,6 @@ func (OpenAIWire) LiveBody(request map[string]any) map[string]any { return Witho
 
 // StreamContentType is SSE.
 func (OpenAIWire) StreamContentType() string { return SSEContentType }
+
+// Determinism: chat and completions need temperature 0 and a seed.
+func (OpenAIWire) Determinism() (temperature, seed string) { return "/temperature", "/seed" }

@@ -16,7 +16,6 @@ type Embed struct{ wire }
 var (
 	_ provider.Format     = Embed{}
 	_ provider.PathBinder = Embed{}
-	_ provider.Sampler    = Embed{}
 )
 
 // NewEmbed returns the embeddings format.
@@ -115,5 +114,5 @@ func (Embed) SynthesizeStream(map[string]any, bool, io.Writer, func()) error { r
 // RecordSchema is the embeddings record definition.
 func (Embed) RecordSchema() string { return "#/$defs/geminiEmbedRecord" }
 
-// Sampling: embeddings have no temperature or seed.
-func (Embed) Sampling() (temperature, seed string) { return "", "" }
+// Determinism: embeddings have no temperature or seed.
+func (Embed) Determinism() (temperature, seed string) { return "", "" }

@@ -16,7 +16,6 @@ type Generate struct{ wire }
 var (
 	_ provider.Format     = Generate{}
 	_ provider.PathBinder = Generate{}
-	_ provider.Sampler    = Generate{}
 )
 
 // NewGenerate returns the generateContent format.
@@ -205,7 +204,8 @@ func (Generate) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush
 // RecordSchema is the generateContent record definition.
 func (Generate) RecordSchema() string { return "#/$defs/geminiGenerateRecord" }
 
-// Sampling: temperature and seed live in generationConfig (DESIGN §12.2).
-func (Generate) Sampling() (temperature, seed string) {
+// Determinism: temperature and seed live in generationConfig (DESIGN
+// §12.2).
+func (Generate) Determinism() (temperature, seed string) {
 	return "/generationConfig/temperature", "/generationConfig/seed"
 }

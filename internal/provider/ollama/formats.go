@@ -18,11 +18,9 @@ type Generate struct{ wire }
 type Embed struct{ wire }
 
 var (
-	_ provider.Format  = Chat{}
-	_ provider.Format  = Generate{}
-	_ provider.Format  = Embed{}
-	_ provider.Sampler = Chat{}
-	_ provider.Sampler = Embed{}
+	_ provider.Format = Chat{}
+	_ provider.Format = Generate{}
+	_ provider.Format = Embed{}
 )
 
 var (
@@ -188,5 +186,5 @@ func (Embed) SynthesizeStream(map[string]any, bool, io.Writer, func()) error { r
 // RecordSchema is the embed record definition.
 func (Embed) RecordSchema() string { return "#/$defs/ollamaEmbedRecord" }
 
-// Sampling: embeddings have no temperature or seed.
-func (Embed) Sampling() (temperature, seed string) { return "", "" }
+// Determinism: embeddings have no temperature or seed.
+func (Embed) Determinism() (temperature, seed string) { return "", "" }

@@ -96,9 +96,9 @@ func (wire) ErrorType(int) string { return "" }
 // MissError has neither type nor code in Ollama's shape.
 func (wire) MissError() (typ, code string) { return "", "" }
 
-// Sampling: temperature and seed live in options (DESIGN §12.2). Embed
+// Determinism: temperature and seed live in options (DESIGN §12.2). Embed
 // overrides it: embeddings have neither.
-func (wire) Sampling() (temperature, seed string) { return "/options/temperature", "/options/seed" }
+func (wire) Determinism() (temperature, seed string) { return "/options/temperature", "/options/seed" }
 
 // counters is prompt_eval_count + eval_count (DESIGN §12.9 item 2: a missing
 // counter counts 0).

@@ -90,9 +90,17 @@ func TestNativeFormats(t *testing.T) {
 	if live := chat.LiveBody(map[string]any{"model": "m", "stream": true}); live["stream"] != false || live["model"] != "m" {
 		t.Errorf("Ollama LiveBody = %v; want stream false", live)
 	}
-	for _, f := range registry.Formats() {
-		if _, ok := f.(provider.Sampler); ok != (f.Provider() == provider.Gemini || f.Provider() == provider.Ollama) {
-			t.Errorf("%s %s: Sampler = %v; only the native formats have nested sampling", f.Provider(), f.Endpoint(), ok)
+	// Determinism: nested members, none for embeddings (DESIGN §12.2).
+	for path, want := range map[string][2]string{
+		"/v1beta/models/m:generateContent":    {"/generationConfig/temperature", "/generationConfig/seed"},
+		"/v1beta/models/m:batchEmbedContents": {"", ""},
+		"/api/chat":                           {"/options/temperature", "/options/seed"},
+		"/api/generate":                       {"/options/temperature", "/options/seed"},
+		"/api/embed":                          {"", ""},
+	} {
+		f, _, _ := registry.Route("POST", path)
+		if temp, seed := f.Determinism(); [2]string{temp, seed} != want {
+			t.Errorf("%s: Determinism = %q, %q; want %q", path, temp, seed, want)
 		}
 	}
 }
@@ -102,7 +110,7 @@ func TestNativeFormats(t *testing.T) {
 func TestUsageInjectionIsACapability(t *testing.T) {
 	for _, f := range registry.Formats() {
 		inj, ok := f.(provider.UsageInjector)
-		want := f.Provider() == provider.OpenAI
+		want := f.Endpoint() == provider.ChatCompletions || f.Endpoint() == provider.Completions
 		if ok != want {
 			t.Errorf("%s %s: UsageInjector = %v, want %v", f.Provider(), f.Endpoint(), ok, want)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/ollama"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/provider/openai/responses"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -38,6 +39,7 @@ var formats = []provider.Format{
 	chat.New(),
 	completions.New(),
 	messages.New(),
+	responses.New(),
 	gemini.NewGenerate(),
 	gemini.NewEmbed(),
 	ollama.NewChat(),
@@ -329,12 +331,25 @@ func RequestKey(p string, e provider.Endpoint, request map[string]any, headers m
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// Lineage computes a record's lineage from its request alone (DESIGN §11):
-// when messages hold an assistant message, the parent is this request with
-// messages cut just before the last assistant message, and turn is the
-// number of assistant messages + 1. ok is false when there is no lineage.
-// kc may be nil.
+// Lineage computes a record's lineage from its request (DESIGN §11): the
+// format's own rule when it has one (provider.Lineager: Responses chains and
+// input items), else the chat rule — when messages hold an assistant
+// message, the parent is this request with messages cut just before the
+// last assistant message, and turn is the number of assistant messages + 1.
+// ok is false when there is no lineage. kc may be nil.
 func Lineage(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (parentID string, turn int, ok bool, err error) {
+	parentOf := func(cut map[string]any) (string, error) {
+		key, err := RequestKey(p, e, cut, headers, kc)
+		if err != nil {
+			return "", fmt.Errorf("lineage: %w", err)
+		}
+		return snapshot.IDOf(key), nil
+	}
+	if f, ferr := ForStored(p, e); ferr == nil {
+		if l, ok := f.(provider.Lineager); ok {
+			return l.Lineage(request, kc, parentOf)
+		}
+	}
 	msgs, _ := request["messages"].([]any)
 	last, count := -1, 0
 	for i, m := range msgs {
@@ -348,11 +363,11 @@ func Lineage(p string, e provider.Endpoint, request map[string]any, headers map[
 	}
 	parent := maps.Clone(request)
 	parent["messages"] = append([]any(nil), msgs[:last]...)
-	key, err := RequestKey(p, e, parent, headers, kc)
+	id, err := parentOf(parent)
 	if err != nil {
-		return "", 0, false, fmt.Errorf("lineage: %w", err)
+		return "", 0, false, err
 	}
-	return snapshot.IDOf(key), count + 1, true, nil
+	return id, count + 1, true, nil
 }
 
 // NewRecord assembles a complete record value (snapshot.NewRecord) with the
