@@ -143,8 +143,12 @@ func (t *SourceTransport) skip(function, file string) bool {
 	if (pkg == modulePath || hasPathPrefix(pkg, modulePath+"/internal")) && !strings.HasSuffix(file, "_test.go") {
 		return true
 	}
+	slashFile := filepath.ToSlash(file)
 	for _, p := range sdkPackages {
-		if hasPathPrefix(pkg, p) {
+		// An SDK function inlined into the caller's frame (genai's stream
+		// iterator is) keeps the caller's package but the SDK's file: the
+		// file in the module cache or vendor folder gives it away.
+		if hasPathPrefix(pkg, p) || strings.Contains(slashFile, "/"+p+"@") || strings.Contains(slashFile, "/vendor/"+p+"/") {
 			return true
 		}
 	}

@@ -26,6 +26,12 @@ type Fields struct {
 	ToolCalls    []any
 	Usage        map[string]any
 	Model        string
+	// Embedding marks the answer of an embeddings endpoint (DESIGN §12.2):
+	// the record has no content, finish_reason or tool_calls.
+	Embedding bool
+	// NoTokens: the API reports no token count (Gemini's embeddings), so
+	// the record has no tokens_used — absent, never guessed (§12.9 item 2).
+	NoTokens bool
 }
 
 // Response holds a record's response fields (DESIGN §3): the normalized
@@ -141,6 +147,11 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Response.Model, _ = resp["model"].(string)
 		r.Response.Stream, _ = resp["stream"].(bool)
 		r.Response.Body, _ = resp["body"].(map[string]any)
+		_, hasContent := resp["content"]
+		_, hasFinish := resp["finish_reason"]
+		_, hasTokens := resp["tokens_used"]
+		r.Response.Embedding = !hasContent && !hasFinish
+		r.Response.NoTokens = !hasTokens
 	}
 	if l, ok := v["lineage"].(map[string]any); ok {
 		r.ParentID, _ = l["parent_id"].(string)
@@ -152,11 +163,13 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 
 // ResponseValue turns Response into its stored JSON object.
 func ResponseValue(resp Response) map[string]any {
-	m := map[string]any{
-		"content":       resp.Content,
-		"tokens_used":   resp.TokensUsed,
-		"latency_ms":    resp.LatencyMS,
-		"finish_reason": resp.FinishReason,
+	m := map[string]any{"latency_ms": resp.LatencyMS}
+	if !resp.Embedding {
+		m["content"] = resp.Content
+		m["finish_reason"] = resp.FinishReason
+	}
+	if !resp.NoTokens {
+		m["tokens_used"] = resp.TokensUsed
 	}
 	if len(resp.ToolCalls) > 0 {
 		m["tool_calls"] = resp.ToolCalls

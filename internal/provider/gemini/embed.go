@@ -45,13 +45,13 @@ func (Embed) Streams(string, map[string]any) bool { return false }
 // Fields checks an embeddings answer ({"embedding":{"values":[…]}} or
 // {"embeddings":[{"values":[…]},…]}) and derives what it has: Gemini's
 // embeddings report no usage, so TokensUsed is set only when usageMetadata
-// carries totalTokenCount (DESIGN §12.9 item 2: absent, never guessed), and
-// there is no content or finish reason.
+// carries totalTokenCount (else NoTokens: DESIGN §12.9 item 2, absent,
+// never guessed), and there is no content or finish reason (Embedding).
 func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 	if body == nil {
 		return snapshot.Fields{}, fmt.Errorf("%w: no response body", provider.ErrMalformed)
 	}
-	var f snapshot.Fields
+	f := snapshot.Fields{Embedding: true}
 	switch {
 	case body["embedding"] != nil:
 		if err := checkEmbedding("/embedding", body["embedding"]); err != nil {
@@ -79,6 +79,8 @@ func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 	}
 	if total >= 0 {
 		f.TokensUsed = total
+	} else {
+		f.NoTokens = true
 	}
 	return f, nil
 }

@@ -166,6 +166,7 @@ func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 	if f.TokensUsed, err = counters(body, "prompt_eval_count"); err != nil {
 		return snapshot.Fields{}, err
 	}
+	f.Embedding = true
 	return f, nil
 }
 
