@@ -157,7 +157,8 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: err.Error()}
 	}
-	p, e := format.Provider(), format.Endpoint()
+	// The stored endpoint: Gemini's names the model and API version.
+	p, e := format.Provider(), provider.Endpoint(s.Record.Endpoint)
 	body, err := liveBody(format, s.Record.Request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}

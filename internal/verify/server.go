@@ -81,7 +81,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
-		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format 1.0.0 covers chat completions, completions and messages)", r.Method, r.URL.Path)
+		status, reason := http.StatusNotFound, registry.UnknownPath(r.Method, r.URL.Path)
 		switch {
 		case errors.Is(err, provider.ErrTooLarge):
 			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)
