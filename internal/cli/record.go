@@ -45,8 +45,9 @@ func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
 		Long: `record runs a local proxy between the application and its LLM provider. Every
 call is forwarded upstream (API keys pass through untouched and are never
-stored), and every chat completion, completion and message call becomes one
-checked snapshot in the snapshot folder, written as the call completes.
+stored), and every LLM call of a recorded route (OpenAI, Anthropic, Gemini and
+Ollama; docs/record.md lists them) becomes one checked snapshot in the snapshot
+folder, written as the call completes.
 
 With a command, record listens on a free loopback port, runs the command with
 OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST and
