@@ -40,7 +40,7 @@ func TestOllamaHostURL(t *testing.T) {
 		"http://127.0.0.1:9":       "http://127.0.0.1:9",
 		"[::1]:11500":              "http://[::1]:11500",
 		"  http://10.0.0.2:1234  ": "http://10.0.0.2:1234",
-		"host:notaport":            "http://host:notaport:11434",
+		"host:notaport":            "http://host:11434", // Ollama drops a bad port too
 	} {
 		if got := OllamaHostURL(in); got != want {
 			t.Errorf("OllamaHostURL(%q) = %q, want %q", in, got, want)
