@@ -209,6 +209,27 @@ func RewriteMessages(request map[string]any, fn func(msg map[string]any)) {
 	}
 }
 
+// RenumberToolCallIDs is the tool-call key rule of chat-like formats
+// (OpenAI chat, Ollama chat; DESIGN §4): in request["messages"] (a copy;
+// the caller's messages are never modified), every assistant
+// tool_calls[].id and every tool message's tool_call_id becomes call_1,
+// call_2, … in order of first appearance.
+func RenumberToolCallIDs(request map[string]any) {
+	ids := NewRenumberer("call_")
+	RewriteMessages(request, func(msg map[string]any) {
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			msg["tool_calls"] = RewriteEach(calls, func(call map[string]any) {
+				if id, ok := call["id"]; ok {
+					call["id"] = ids.ID(id)
+				}
+			})
+		}
+		if id, ok := msg["tool_call_id"]; ok {
+			msg["tool_call_id"] = ids.ID(id)
+		}
+	})
+}
+
 // RewriteEach returns a copy of list in which every object element is a
 // shallow copy handed to fn to rewrite; other elements are kept as they are.
 // list and its elements are never modified.

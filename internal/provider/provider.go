@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -219,4 +220,29 @@ func Ordered(kvs ...any) json.Marshaler {
 func MarshalOrdered(kvs ...any) []byte {
 	b, _ := Marshal(Ordered(kvs...))
 	return b
+}
+
+// OrderedFirst is m as a JSON object that writes the members named in first
+// (those present, in that order) and then the others sorted by name: the
+// member order of a provider's own bodies, for synthesized streams.
+func OrderedFirst(m map[string]any, first ...string) json.Marshaler {
+	kvs := make([]any, 0, 2*len(m))
+	seen := make(map[string]bool, len(first))
+	for _, k := range first {
+		if v, ok := m[k]; ok && !seen[k] {
+			kvs = append(kvs, k, v)
+		}
+		seen[k] = true
+	}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		kvs = append(kvs, k, m[k])
+	}
+	return Ordered(kvs...)
 }

@@ -3,42 +3,20 @@ package gemini_test
 import (
 	"bytes"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/formattest"
 	"github.com/traceforge/traceforge/internal/provider/gemini"
-	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func decode(t testing.TB, s string) map[string]any {
-	t.Helper()
-	m, err := provider.Decode([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func canon(t testing.TB, v any) string {
-	t.Helper()
-	b, err := snapshot.Canonical(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+var (
+	decode  = formattest.Decode
+	fixture = formattest.Fixture
+	canon   = formattest.Canon
+)
 
 func TestRoute(t *testing.T) {
 	g, e := gemini.NewGenerate(), gemini.NewEmbed()
@@ -177,15 +155,7 @@ func TestFieldsErrors(t *testing.T) {
 
 func assemble(t testing.TB, stream []byte, chunk int) (map[string]any, error) {
 	t.Helper()
-	a := gemini.NewGenerate().NewAssembler()
-	for len(stream) > 0 {
-		n := min(chunk, len(stream))
-		if _, err := a.Write(stream[:n]); err != nil {
-			return nil, err
-		}
-		stream = stream[n:]
-	}
-	return a.Done()
+	return formattest.Assemble(gemini.NewGenerate(), stream, chunk)
 }
 
 func TestAssembler(t *testing.T) {

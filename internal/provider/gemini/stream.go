@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
 
 	"github.com/traceforge/traceforge/internal/provider"
 )
@@ -135,67 +135,36 @@ func events(body map[string]any) ([][]byte, error) {
 		return nil, err
 	}
 	content, _ := cand["content"].(map[string]any)
-	var role any = "model" // a candidate without content gets the API's
-	if content != nil {
-		role = content["role"] // nil: the stored content has no role
+	if content == nil {
+		content = map[string]any{"role": "model"} // the API's, for a candidate without content
 	}
-	// The body's other members, in the API's order, then the rest sorted.
-	var top []string
-	seen := map[string]bool{"candidates": true}
-	for _, k := range []string{"usageMetadata", "modelVersion", "responseId"} {
-		if _, ok := body[k]; ok {
-			top = append(top, k)
-		}
-		seen[k] = true
+	// withParts is the content holding ps.
+	withParts := func(ps []any) json.Marshaler {
+		c := maps.Clone(content)
+		c["parts"] = ps
+		return provider.OrderedFirst(c, "parts", "role")
 	}
-	var rest []string
-	for k := range body {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	top = append(top, rest...)
-	chunk := func(c any) json.Marshaler {
-		kvs := []any{"candidates", []any{c}}
-		for _, k := range top {
-			kvs = append(kvs, k, body[k])
-		}
-		return provider.Ordered(kvs...)
-	}
-	last := func(ps []any) json.Marshaler {
-		kvs := []any{"content", contentWith(content, ps, role)}
-		var keys []string
-		for k := range cand {
-			if k != "content" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		// finishReason right after content, as the API sends it.
-		if _, ok := cand["finishReason"]; ok {
-			kvs = append(kvs, "finishReason", cand["finishReason"])
-		}
-		for _, k := range keys {
-			if k != "finishReason" {
-				kvs = append(kvs, k, cand[k])
-			}
-		}
-		return provider.Ordered(kvs...)
+	// chunk is a GenerateContentResponse in the API's member order.
+	chunk := func(c json.Marshaler) json.Marshaler {
+		b := maps.Clone(body)
+		b["candidates"] = []any{c}
+		return provider.OrderedFirst(b, "candidates", "usageMetadata", "modelVersion", "responseId")
 	}
 	var chunks []json.Marshaler
 	for i := 0; i+1 < len(parts); i++ {
-		kvs := []any{"content", contentWith(content, parts[i:i+1], role)}
+		c := map[string]any{"content": withParts(parts[i : i+1])}
 		if idx, ok := cand["index"]; ok {
-			kvs = append(kvs, "index", idx)
+			c["index"] = idx
 		}
-		chunks = append(chunks, chunk(provider.Ordered(kvs...)))
+		chunks = append(chunks, chunk(provider.OrderedFirst(c, "content", "index")))
 	}
 	lastParts := parts
 	if len(parts) > 0 {
 		lastParts = parts[len(parts)-1:]
 	}
-	chunks = append(chunks, chunk(last(lastParts)))
+	last := maps.Clone(cand)
+	last["content"] = withParts(lastParts)
+	chunks = append(chunks, chunk(provider.OrderedFirst(last, "content", "finishReason")))
 	out := make([][]byte, 0, len(chunks))
 	for _, c := range chunks {
 		b, err := provider.DataEvent(c)
@@ -205,24 +174,4 @@ func events(body map[string]any) ([][]byte, error) {
 		out = append(out, b)
 	}
 	return out, nil
-}
-
-// contentWith is the stored content object with its parts replaced by ps
-// ("parts" first, "role" next unless nil, then the rest sorted).
-func contentWith(content map[string]any, ps []any, role any) json.Marshaler {
-	kvs := []any{"parts", ps}
-	if role != nil {
-		kvs = append(kvs, "role", role)
-	}
-	var keys []string
-	for k := range content {
-		if k != "parts" && k != "role" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		kvs = append(kvs, k, content[k])
-	}
-	return provider.Ordered(kvs...)
 }

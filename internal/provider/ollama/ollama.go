@@ -55,19 +55,7 @@ func (wire) NormalizeStored(request map[string]any) { provider.DropTopLevelNulls
 // KeyRequest drops "stream" and renumbers tool-call ids in messages.
 func (wire) KeyRequest(request map[string]any, _ *provider.KeyContext) map[string]any {
 	r := provider.WithoutStream(request)
-	ids := provider.NewRenumberer("call_")
-	provider.RewriteMessages(r, func(msg map[string]any) {
-		if calls, ok := msg["tool_calls"].([]any); ok {
-			msg["tool_calls"] = provider.RewriteEach(calls, func(call map[string]any) {
-				if id, ok := call["id"]; ok {
-					call["id"] = ids.ID(id)
-				}
-			})
-		}
-		if id, ok := msg["tool_call_id"]; ok {
-			msg["tool_call_id"] = ids.ID(id)
-		}
-	})
+	provider.RenumberToolCallIDs(r)
 	return r
 }
 

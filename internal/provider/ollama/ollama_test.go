@@ -3,53 +3,23 @@ package ollama_test
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/formattest"
 	"github.com/traceforge/traceforge/internal/provider/ollama"
-	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func decode(t testing.TB, s string) map[string]any {
-	t.Helper()
-	m, err := provider.Decode([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func canon(t testing.TB, v any) string {
-	t.Helper()
-	b, err := snapshot.Canonical(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+var (
+	decode  = formattest.Decode
+	fixture = formattest.Fixture
+	canon   = formattest.Canon
+)
 
 func assemble(t testing.TB, f provider.Format, stream []byte, chunk int) (map[string]any, error) {
 	t.Helper()
-	a := f.NewAssembler()
-	for len(stream) > 0 {
-		n := min(chunk, len(stream))
-		if _, err := a.Write(stream[:n]); err != nil {
-			return nil, err
-		}
-		stream = stream[n:]
-	}
-	return a.Done()
+	return formattest.Assemble(f, stream, chunk)
 }
 
 func TestRouteAndStreams(t *testing.T) {

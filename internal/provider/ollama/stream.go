@@ -3,7 +3,7 @@ package ollama
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
 
 	"github.com/traceforge/traceforge/internal/provider"
 )
@@ -248,53 +248,10 @@ func (s shape) lines(body map[string]any) ([][]byte, error) {
 // orderedLine writes a body's members in Ollama's order (model, created_at,
 // the message or response, done, done_reason, then the rest sorted).
 func orderedLine(body map[string]any, message string) json.Marshaler {
-	first := []string{"model", "created_at", "message", "response", "thinking", "done", "done_reason"}
-	seen := map[string]bool{}
-	var kvs []any
-	for _, k := range first {
-		seen[k] = true
-		v, ok := body[k]
-		if !ok {
-			continue
-		}
-		if k == message {
-			if m, ok := v.(map[string]any); ok {
-				v = orderedMessage(m)
-			}
-		}
-		kvs = append(kvs, k, v)
+	line := body
+	if m, ok := body[message].(map[string]any); ok {
+		line = maps.Clone(body)
+		line[message] = provider.OrderedFirst(m, "role", "content", "thinking", "tool_calls")
 	}
-	var rest []string
-	for k := range body {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		kvs = append(kvs, k, body[k])
-	}
-	return provider.Ordered(kvs...)
-}
-
-func orderedMessage(m map[string]any) json.Marshaler {
-	var kvs []any
-	seen := map[string]bool{}
-	for _, k := range []string{"role", "content", "thinking", "tool_calls"} {
-		seen[k] = true
-		if v, ok := m[k]; ok {
-			kvs = append(kvs, k, v)
-		}
-	}
-	var rest []string
-	for k := range m {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		kvs = append(kvs, k, m[k])
-	}
-	return provider.Ordered(kvs...)
+	return provider.OrderedFirst(line, "model", "created_at", "message", "response", "thinking", "done", "done_reason")
 }
