@@ -325,3 +325,12 @@ func DropTopLevelNulls(request map[string]any) {
 type UpstreamPath interface {
 	UpstreamPath(path string) string
 }
+
+// NoStream is the assembler of a format that never streams (embeddings):
+// every Write and Done fail with err, which should wrap ErrMalformed.
+func NoStream(err error) Assembler { return noStream{err} }
+
+type noStream struct{ err error }
+
+func (n noStream) Write(p []byte) (int, error)   { return len(p), n.err }
+func (n noStream) Done() (map[string]any, error) { return nil, n.err }

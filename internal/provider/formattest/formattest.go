@@ -4,6 +4,7 @@
 package formattest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,4 +56,37 @@ func Assemble(f provider.Format, stream []byte, chunk int) (map[string]any, erro
 		stream = stream[n:]
 	}
 	return a.Done()
+}
+
+// CheckStream is the fuzz property of a stream assembler: it never panics,
+// its result does not depend on how the stream is cut (whole vs chunks of
+// split%64+1 bytes), and a stream that assembles into a body with Fields
+// survives SynthesizeStream → Assembler unchanged.
+func CheckStream(t *testing.T, f provider.Format, data []byte, split uint16) {
+	t.Helper()
+	whole, errWhole := Assemble(f, data, len(data)+1)
+	parts, errParts := Assemble(f, data, int(split%64)+1)
+	if (errWhole == nil) != (errParts == nil) {
+		t.Fatalf("the split changes the outcome: %v vs %v", errWhole, errParts)
+	}
+	if errWhole != nil {
+		return
+	}
+	if Canon(t, whole) != Canon(t, parts) {
+		t.Fatalf("the split changes the body:\n%s\n%s", Canon(t, whole), Canon(t, parts))
+	}
+	if _, err := f.Fields(whole); err != nil {
+		return
+	}
+	var out bytes.Buffer
+	if err := f.SynthesizeStream(whole, false, &out, nil); err != nil {
+		t.Fatalf("SynthesizeStream of an assembled body: %v", err)
+	}
+	again, err := Assemble(f, out.Bytes(), 5)
+	if err != nil {
+		t.Fatalf("assembling the synthesized stream: %v\n%s", err, out.String())
+	}
+	if Canon(t, again) != Canon(t, whole) {
+		t.Fatalf("round trip changed the body:\n%s\n%s\n%s", Canon(t, whole), Canon(t, again), out.String())
+	}
 }

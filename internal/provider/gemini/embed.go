@@ -100,12 +100,7 @@ func checkEmbedding(ptr string, v any) error {
 var errNoStream = fmt.Errorf("%w: Gemini embeddings do not stream", provider.ErrMalformed)
 
 // NewAssembler returns an assembler that refuses any stream.
-func (Embed) NewAssembler() provider.Assembler { return noStream{} }
-
-type noStream struct{}
-
-func (noStream) Write(p []byte) (int, error)   { return len(p), errNoStream }
-func (noStream) Done() (map[string]any, error) { return nil, errNoStream }
+func (Embed) NewAssembler() provider.Assembler { return provider.NoStream(errNoStream) }
 
 // StreamContentType is SSE (never used: embeddings do not stream).
 func (Embed) StreamContentType() string { return provider.SSEContentType }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/provider/formattest"
 	"github.com/traceforge/traceforge/internal/provider/gemini"
 )
 
@@ -16,31 +17,7 @@ func FuzzAssembler(f *testing.F) {
 	f.Add(bytes.ReplaceAll(seed, []byte("\r\n"), []byte("\n")), uint16(1))
 	f.Add([]byte("data: {\"candidates\":[{\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"totalTokenCount\":1}}\n\n"), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
-		whole, errWhole := assemble(t, data, len(data)+1)
-		parts, errParts := assemble(t, data, int(split%64)+1)
-		if (errWhole == nil) != (errParts == nil) {
-			t.Fatalf("the split changes the outcome: %v vs %v", errWhole, errParts)
-		}
-		if errWhole != nil {
-			return
-		}
-		if canon(t, whole) != canon(t, parts) {
-			t.Fatalf("the split changes the body:\n%s\n%s", canon(t, whole), canon(t, parts))
-		}
-		if _, err := gemini.NewGenerate().Fields(whole); err != nil {
-			return
-		}
-		var sse bytes.Buffer
-		if err := gemini.NewGenerate().SynthesizeStream(whole, false, &sse, nil); err != nil {
-			t.Fatalf("SynthesizeStream of an assembled body: %v", err)
-		}
-		again, err := assemble(t, sse.Bytes(), 5)
-		if err != nil {
-			t.Fatalf("assembling the synthesized stream: %v", err)
-		}
-		if canon(t, again) != canon(t, whole) {
-			t.Fatalf("round trip changed the body:\n%s\n%s", canon(t, whole), canon(t, again))
-		}
+		formattest.CheckStream(t, gemini.NewGenerate(), data, split)
 	})
 }
 

@@ -173,13 +173,8 @@ func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 // errNoStream: /api/embed has no stream to assemble or synthesize.
 var errNoStream = fmt.Errorf("%w: Ollama embeddings do not stream", provider.ErrMalformed)
 
-type noStream struct{}
-
-func (noStream) Write(p []byte) (int, error)   { return len(p), errNoStream }
-func (noStream) Done() (map[string]any, error) { return nil, errNoStream }
-
 // NewAssembler returns an assembler that refuses any stream.
-func (Embed) NewAssembler() provider.Assembler { return noStream{} }
+func (Embed) NewAssembler() provider.Assembler { return provider.NoStream(errNoStream) }
 
 // SynthesizeStream refuses: embeddings do not stream.
 func (Embed) SynthesizeStream(map[string]any, bool, io.Writer, func()) error { return errNoStream }

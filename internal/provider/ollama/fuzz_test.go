@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/formattest"
 	"github.com/traceforge/traceforge/internal/provider/ollama"
 )
 
@@ -22,30 +23,6 @@ func FuzzAssembler(f *testing.F) {
 		if chat {
 			format = ollama.NewChat()
 		}
-		whole, errWhole := assemble(t, format, data, len(data)+1)
-		parts, errParts := assemble(t, format, data, int(split%64)+1)
-		if (errWhole == nil) != (errParts == nil) {
-			t.Fatalf("the split changes the outcome: %v vs %v", errWhole, errParts)
-		}
-		if errWhole != nil {
-			return
-		}
-		if canon(t, whole) != canon(t, parts) {
-			t.Fatalf("the split changes the body:\n%s\n%s", canon(t, whole), canon(t, parts))
-		}
-		if _, err := format.Fields(whole); err != nil {
-			return
-		}
-		var out bytes.Buffer
-		if err := format.SynthesizeStream(whole, false, &out, nil); err != nil {
-			t.Fatalf("SynthesizeStream of an assembled body: %v", err)
-		}
-		again, err := assemble(t, format, out.Bytes(), 5)
-		if err != nil {
-			t.Fatalf("assembling the synthesized stream: %v", err)
-		}
-		if canon(t, again) != canon(t, whole) {
-			t.Fatalf("round trip changed the body:\n%s\n%s\n%s", canon(t, whole), canon(t, again), out.String())
-		}
+		formattest.CheckStream(t, format, data, split)
 	})
 }
