@@ -39,6 +39,11 @@ type Snapshot struct {
 	Record    *snapshot.Record
 	Exception *Exception // policy exception applied, if any
 	Errors    int        // error findings about this file
+	// ResponseID is the "id" of the stored response body and ChainedFrom
+	// the request's previous_response_id when the record is chained by it
+	// (has lineage); both "" otherwise. CheckSet compares them across the
+	// set (DESIGN §12.9 item 5); they survive Slim.
+	ResponseID, ChainedFrom string
 }
 
 // VersionFinding returns the specification's message for an unsupported
@@ -146,6 +151,10 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	recV := doc["snapshots"].([]any)[0].(map[string]any)
 	rec := snapshot.RecordFromValue(provider, recV)
 	s := &Snapshot{Provider: provider, Record: rec}
+	s.ResponseID, _ = rec.Response.Body["id"].(string)
+	if prev, ok := rec.Request["previous_response_id"].(string); ok && rec.ParentID != "" {
+		s.ChainedFrom = prev
+	}
 	s.FileHash, _ = doc["hash"].(string)
 	const rp = "/snapshots/0"
 

@@ -75,7 +75,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		return
 	}
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
-	rec, _, err := registry.NewRecord(p, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp, nil)
+	rec, _, err := registry.NewRecord(p, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp, c.kc)
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})

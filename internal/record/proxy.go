@@ -41,6 +41,10 @@ type call struct {
 	addedUsage bool
 	original   []byte // the body as the application sent it
 	upstream   []byte // the body sent upstream
+	// kc resolves the call's previous_response_id once (chains.keyContext),
+	// so its key and record agree; turn is its lineage turn (1 = none).
+	kc   *provider.KeyContext
+	turn int
 }
 
 // describe names a call in problems and logs.
@@ -92,7 +96,9 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			Fix:     "fix the client's base URL if the path is wrong; otherwise make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
 		c.route = format.Provider()
-		parsed, perr := registry.Parse(req.Method, req.URL.Path, req.Header, body)
+		kc, missed := r.chains.keyContext()
+		c.kc = kc
+		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),
@@ -101,6 +107,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			break
 		}
 		c.req = parsed
+		c.turn = 1
+		if _, turn, ok, err := registry.Lineage(string(parsed.Provider), parsed.Endpoint, parsed.Body, parsed.Headers, kc); err == nil && ok {
+			c.turn = turn
+		}
+		for _, id := range missed() {
+			r.logf("%s: previous_response_id %s is no answer of this run or the set: keyed verbatim, no lineage (record the whole conversation in one run)", c.describe(), id)
+		}
 		r.markRequested(parsed.ID())
 		if r.index != nil {
 			if s := r.index.LookupRequest(parsed); s != nil {
@@ -137,6 +150,10 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	req.ContentLength = int64(len(c.upstream))
 	req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, c))
 	c.start = r.now()
+	if c.req != nil && !c.skip {
+		r.chains.begin()
+		defer r.chains.end()
+	}
 	r.proxy.ServeHTTP(w, req)
 }
 

@@ -153,6 +153,7 @@ type Recorder struct {
 	now       func() time.Time
 	started   time.Time
 	index     *replay.Index // OnlyMissing: the set served to hits
+	chains    *chains       // response ids → snapshots (Responses chains)
 
 	mu         sync.Mutex
 	existing   map[string]*check.Snapshot // valid snapshots at start, by key
@@ -211,6 +212,7 @@ func New(cfg Config) (*Recorder, error) {
 		cfg:        cfg,
 		now:        cfg.Now,
 		existing:   map[string]*check.Snapshot{},
+		chains:     newChains(),
 		byID:       map[string]idOwner{},
 		entries:    map[string]snapshot.ManifestEntry{},
 		allRels:    map[string]string{},
@@ -350,6 +352,7 @@ func (r *Recorder) load() error {
 	for _, s := range set.Snapshots {
 		r.byID[s.Record.ID] = idOwner{key: s.Key, rel: s.Rel}
 		if s.Errors == 0 {
+			r.chains.addSnapshot(s)
 			r.existing[s.Key] = s
 			valid[s.Rel] = true
 			r.entries[s.Rel] = snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash}

@@ -194,7 +194,7 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 			if m.Count > 1 {
 				fmt.Fprintf(w, "  requested %d times\n", m.Count)
 			}
-			fmt.Fprintf(w, "  %s the replay server answers only recorded chat completions, completions and messages calls\n\n", st.dim("fix:"))
+			fmt.Fprintf(w, "  %s the replay server answers only the recorded calls of the routes in docs/format.md\n\n", st.dim("fix:"))
 			continue
 		}
 		fmt.Fprintf(w, "  key %s\n", m.Key)

@@ -31,8 +31,9 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
-	byKey map[string]*check.Snapshot
-	all   []*check.Snapshot
+	byKey  map[string]*check.Snapshot
+	all    []*check.Snapshot
+	chains map[string]ChainParent // stored response body id → snapshot
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -40,7 +41,7 @@ type Index struct {
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
-	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}}
+	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}, chains: map[string]ChainParent{}}
 	if set == nil {
 		return ix
 	}
@@ -48,10 +49,46 @@ func NewIndex(set *check.SetResult) *Index {
 	for _, s := range set.Snapshots {
 		if ix.byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
+			if id, p, ok := ChainParentOf(s); ok {
+				if old, seen := ix.chains[id]; !seen || p.ID < old.ID {
+					ix.chains[id] = p
+				}
+			}
 		}
 	}
 	sort.Slice(ix.all, func(i, j int) bool { return ix.all[i].Rel < ix.all[j].Rel })
 	return ix
+}
+
+// ChainParent is the snapshot that recorded a response id, and its lineage
+// turn (1 without lineage).
+type ChainParent struct {
+	ID   string
+	Turn int
+}
+
+// ChainParentOf returns the response id of a snapshot's stored body (the id
+// a Responses request names in previous_response_id) and the snapshot as a
+// chain parent; ok is false when the body has no string id.
+func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool) {
+	if s == nil || s.Record == nil {
+		return "", ChainParent{}, false
+	}
+	id, ok := s.Record.Response.Body["id"].(string)
+	if !ok || id == "" {
+		return "", ChainParent{}, false
+	}
+	return id, ChainParent{ID: s.Record.ID, Turn: max(s.Record.Turn, 1)}, true
+}
+
+// KeyContext resolves a previous_response_id through the stored body ids of
+// the set (replay maps stored body ids, DESIGN §12.9 item 5); several
+// snapshots with the same body id: the smallest snapshot id.
+func (ix *Index) KeyContext() *provider.KeyContext {
+	return &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
+		p, ok := ix.chains[responseID]
+		return p.ID, p.Turn, ok
+	}}
 }
 
 // Len is the number of snapshots indexed.

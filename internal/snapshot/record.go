@@ -26,11 +26,12 @@ type Fields struct {
 	ToolCalls    []any
 	Usage        map[string]any
 	Model        string
-	// Embedding marks the answer of an embeddings endpoint (DESIGN §12.2):
-	// the record has no content, finish_reason or tool_calls.
-	Embedding bool
-	// NoTokens: the API reports no token count (Gemini's embeddings), so
-	// the record has no tokens_used — absent, never guessed (§12.9 item 2).
+	// NoText marks an endpoint without generated text (embeddings): the
+	// record has no content and no finish_reason (DESIGN §12.2); Content
+	// and FinishReason are then "".
+	NoText bool
+	// NoTokens marks an answer whose API reports no token count (Gemini
+	// embeddings): the record has no tokens_used, never a guessed one.
 	NoTokens bool
 }
 
@@ -139,6 +140,9 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 	r.RequestHeaders, _ = v["request_headers"].(map[string]any)
 	if resp, ok := v["response"].(map[string]any); ok {
 		r.Response.Content, _ = resp["content"].(string)
+		_, hasContent := resp["content"]
+		_, hasTokens := resp["tokens_used"]
+		r.Response.NoText, r.Response.NoTokens = !hasContent, !hasTokens
 		r.Response.TokensUsed, _ = Int64(resp["tokens_used"])
 		r.Response.LatencyMS, _ = Int64(resp["latency_ms"])
 		r.Response.FinishReason, _ = resp["finish_reason"].(string)
@@ -147,11 +151,6 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Response.Model, _ = resp["model"].(string)
 		r.Response.Stream, _ = resp["stream"].(bool)
 		r.Response.Body, _ = resp["body"].(map[string]any)
-		_, hasContent := resp["content"]
-		_, hasFinish := resp["finish_reason"]
-		_, hasTokens := resp["tokens_used"]
-		r.Response.Embedding = !hasContent && !hasFinish
-		r.Response.NoTokens = !hasTokens
 	}
 	if l, ok := v["lineage"].(map[string]any); ok {
 		r.ParentID, _ = l["parent_id"].(string)
@@ -164,7 +163,7 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 // ResponseValue turns Response into its stored JSON object.
 func ResponseValue(resp Response) map[string]any {
 	m := map[string]any{"latency_ms": resp.LatencyMS}
-	if !resp.Embedding {
+	if !resp.NoText {
 		m["content"] = resp.Content
 		m["finish_reason"] = resp.FinishReason
 	}

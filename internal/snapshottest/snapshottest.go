@@ -18,11 +18,13 @@ type Item struct {
 	// (registry.EndpointOf100: chat for "messages", completions for
 	// "prompt", messages for Anthropic).
 	Endpoint provider.Endpoint
-	Request  map[string]any
-	Headers  map[string]any
-	Response snapshot.Response
-	Source   source.Source
-	Time     time.Time
+	// KeyContext resolves a Responses previous_response_id (nil = none).
+	KeyContext *provider.KeyContext
+	Request    map[string]any
+	Headers    map[string]any
+	Response   snapshot.Response
+	Source     source.Source
+	Time       time.Time
 }
 
 // BaseTime is the timestamp of generated records.
@@ -82,7 +84,7 @@ func Build(it Item) (doc map[string]any, id string, err error) {
 		e = registry.EndpointOf100(it.Provider, req)
 	}
 	registry.NormalizeStored(it.Provider, e, req)
-	rec, key, err := registry.NewRecord(it.Provider, e, it.Time, it.Source, req, it.Headers, it.Response, nil)
+	rec, key, err := registry.NewRecord(it.Provider, e, it.Time, it.Source, req, it.Headers, it.Response, it.KeyContext)
 	if err != nil {
 		return nil, "", err
 	}

@@ -77,7 +77,7 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTP(r)
+	req, err := registry.ParseHTTPWith(r, s.ix.KeyContext())
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()

@@ -52,8 +52,38 @@ export function endpoint100(provider, request) {
   return '/v1/chat/completions';
 }
 
-export function keyRequest(provider, request) {
+// Responses input items whose "id" the key renumbers item_1, item_2, …
+const CHAINED_ITEM_TYPES = new Set(['item_reference', 'message', 'reasoning', 'function_call']);
+
+// responsesKeyRequest is the Responses key-only normalization (DESIGN §12.2,
+// §12.9 item 5): call_id of function_call / function_call_output items →
+// call_N and the id of item_reference / message / reasoning / function_call
+// items → item_N, in order of first appearance; last, a string
+// previous_response_id → "snapshot:<parent>" when the record has lineage.
+function responsesKeyRequest(r, parent) {
+  if (Array.isArray(r.input)) {
+    const calls = new Map();
+    const items = new Map();
+    const renumber = (ids, prefix, id) => {
+      if (typeof id !== 'string') return id;
+      if (!ids.has(id)) ids.set(id, `${prefix}${ids.size + 1}`);
+      return ids.get(id);
+    };
+    r = withMember(r, 'input', r.input.map((it) => {
+      if (!isObject(it)) return it;
+      let c = { ...it };
+      if (has(c, 'id') && CHAINED_ITEM_TYPES.has(c.type)) c = withMember(c, 'id', renumber(items, 'item_', c.id));
+      if (has(c, 'call_id') && (c.type === 'function_call' || c.type === 'function_call_output')) c = withMember(c, 'call_id', renumber(calls, 'call_', c.call_id));
+      return c;
+    }));
+  }
+  if (typeof r.previous_response_id === 'string' && typeof parent === 'string') r = withMember(r, 'previous_response_id', `snapshot:${parent}`);
+  return r;
+}
+
+export function keyRequest(provider, request, endpoint, parent) {
   let r = Object.fromEntries(Object.entries(request).filter(([k]) => k !== 'stream' && k !== 'stream_options'));
+  if (endpoint === '/v1/responses') return responsesKeyRequest(r, parent);
   if (provider === 'anthropic' && typeof r.system === 'string') r = withMember(r, 'system', textBlocks(r.system));
   if (!Array.isArray(r.messages)) return r;
   const ids = new Map();
@@ -94,13 +124,43 @@ export function endpointOf(provider, rec) {
   return typeof rec.endpoint === 'string' ? rec.endpoint : endpoint100(provider, rec.request);
 }
 
-export function requestKey(provider, endpoint, request, headers) {
-  const obj = { provider, endpoint, request: keyRequest(provider, request) };
+// requestKey: parent is the record's lineage.parent_id (Responses chains).
+export function requestKey(provider, endpoint, request, headers, parent) {
+  const obj = { provider, endpoint, request: keyRequest(provider, request, endpoint, parent) };
   if (isObject(headers) && Object.keys(headers).length > 0) obj.headers = headers;
   return sha256hex(canonicalize(obj));
 }
 
-export function lineage(provider, endpoint, request, headers) {
+// isAssistantItem: a Responses input item that belongs to an assistant turn.
+const isAssistantItem = (it) => isObject(it) && (it.role === 'assistant' || ['function_call', 'reasoning', 'item_reference'].includes(it.type));
+
+// responsesLineage: a chain (string previous_response_id) has the lineage its
+// record names (its parent is a snapshot, checked across the set by verify);
+// otherwise the §11 rule over runs of assistant input items.
+function responsesLineage(provider, endpoint, request, headers, stored) {
+  if (typeof request.previous_response_id === 'string') return stored ?? null;
+  const items = Array.isArray(request.input) ? request.input : [];
+  let last = -1;
+  let runs = 0;
+  let inRun = false;
+  items.forEach((it, i) => {
+    if (isAssistantItem(it)) {
+      if (!inRun) {
+        last = i;
+        runs++;
+        inRun = true;
+      }
+    } else {
+      inRun = false;
+    }
+  });
+  if (runs === 0) return null;
+  const cut = withMember(request, 'input', items.slice(0, last));
+  return { parent_id: requestKey(provider, endpoint, cut, headers).slice(0, 12), turn: runs + 1 };
+}
+
+export function lineage(provider, endpoint, request, headers, stored) {
+  if (endpoint === '/v1/responses') return responsesLineage(provider, endpoint, request, headers, stored);
   const msgs = Array.isArray(request.messages) ? request.messages : [];
   let last = -1;
   let count = 0;
@@ -163,11 +223,11 @@ export function checkFolder(dir) {
       const headers = rec.request_headers;
       const ep = endpointOf(provider, rec);
       if (doc.version !== '1.0.0' && typeof rec.endpoint !== 'string') problems.push(`${rel}: format ${doc.version} records need an "endpoint"`);
-      const key = requestKey(provider, ep, rec.request, headers);
+      const key = requestKey(provider, ep, rec.request, headers, rec.lineage?.parent_id);
       const id = key.slice(0, 12);
       differ(rel, 'id (from the request key)', rec.id, id);
       differ(rel, 'file name', name, `${id}.json`);
-      const lin = lineage(provider, ep, rec.request, headers);
+      const lin = lineage(provider, ep, rec.request, headers, rec.lineage);
       differ(rel, 'lineage', canonicalize(rec.lineage ?? null), canonicalize(lin));
       const recordHash = prefixed(without(rec, 'hash'));
       differ(rel, 'record hash', rec.hash, recordHash);

@@ -46,12 +46,12 @@ func (Embed) Streams(string, map[string]any) bool { return false }
 // {"embeddings":[{"values":[…]},…]}) and derives what it has: Gemini's
 // embeddings report no usage, so TokensUsed is set only when usageMetadata
 // carries totalTokenCount (else NoTokens: DESIGN §12.9 item 2, absent,
-// never guessed), and there is no content or finish reason (Embedding).
+// never guessed), and there is no content or finish reason (NoText).
 func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 	if body == nil {
 		return snapshot.Fields{}, fmt.Errorf("%w: no response body", provider.ErrMalformed)
 	}
-	f := snapshot.Fields{Embedding: true}
+	f := snapshot.Fields{NoText: true}
 	switch {
 	case body["embedding"] != nil:
 		if err := checkEmbedding("/embedding", body["embedding"]); err != nil {

@@ -259,11 +259,11 @@ func TestErrorShape(t *testing.T) {
 func TestEmbedFields(t *testing.T) {
 	e := gemini.NewEmbed()
 	f, err := e.Fields(decode(t, `{"embedding":{"values":[0.1,-0.2]}}`))
-	if err != nil || !f.Embedding || !f.NoTokens || f.Usage != nil || f.Content != "" || f.FinishReason != "" {
+	if err != nil || !f.NoText || !f.NoTokens || f.Usage != nil || f.Content != "" || f.FinishReason != "" {
 		t.Errorf("embedContent: %+v, %v; want an embedding with no tokens_used, no content, no finish reason", f, err)
 	}
 	f, err = e.Fields(decode(t, `{"embeddings":[{"values":[0.1]},{"values":[0.2]}],"usageMetadata":{"totalTokenCount":7}}`))
-	if err != nil || f.TokensUsed != 7 || f.NoTokens || !f.Embedding {
+	if err != nil || f.TokensUsed != 7 || f.NoTokens || !f.NoText {
 		t.Errorf("batch with usage: %+v, %v", f, err)
 	}
 	for _, bad := range []string{`{}`, `{"embedding":{"values":"x"}}`, `{"embeddings":[1]}`, `{"embeddings":{}}`} {

@@ -166,7 +166,7 @@ func (Embed) Fields(body map[string]any) (snapshot.Fields, error) {
 	if f.TokensUsed, err = counters(body, "prompt_eval_count"); err != nil {
 		return snapshot.Fields{}, err
 	}
-	f.Embedding = true
+	f.NoText = true
 	return f, nil
 }
 

@@ -114,7 +114,7 @@ func TestGenerateAndEmbedFields(t *testing.T) {
 		t.Errorf("generate Fields = %+v, %v", f, err)
 	}
 	f, err = ollama.NewEmbed().Fields(decode(t, `{"model":"all-minilm","embeddings":[[0.1,0.2],[0.3]],"total_duration":1,"prompt_eval_count":6}`))
-	if err != nil || f.TokensUsed != 6 || f.NoTokens || !f.Embedding || f.Content != "" || f.FinishReason != "" || f.Model != "all-minilm" {
+	if err != nil || f.TokensUsed != 6 || f.NoTokens || !f.NoText || f.Content != "" || f.FinishReason != "" || f.Model != "all-minilm" {
 		t.Errorf("embed Fields = %+v, %v", f, err)
 	}
 	for _, bad := range []string{`{}`, `{"embeddings":[1]}`} {

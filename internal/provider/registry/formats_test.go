@@ -60,8 +60,10 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if live := f.LiveBody(req); len(live) != 1 || live["model"] != "m" || len(req) != 3 {
 			t.Errorf("%s: LiveBody = %v (input now %v); want the request without stream fields", id, live, req)
 		}
-		if !f.Streams("", map[string]any{"stream": true}) || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
-			t.Errorf("%s: a 1.0.0 call streams iff \"stream\": true", id)
+		// An SSE call streams iff "stream": true; embeddings never stream.
+		wantStream := f.Endpoint() != "/v1/embeddings"
+		if f.Streams("", map[string]any{"stream": true}) != wantStream || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
+			t.Errorf("%s: streams iff \"stream\": true (embeddings never)", id)
 		}
 	}
 	if registry.ForProvider("mistral") != nil || registry.ForRecord("mistral", nil) != nil || registry.Lookup(provider.OpenAI, provider.Messages) != nil {

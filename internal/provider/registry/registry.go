@@ -26,6 +26,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/ollama"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
 	"github.com/traceforge/traceforge/internal/provider/openai/responses"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -40,6 +41,7 @@ var formats = []provider.Format{
 	completions.New(),
 	messages.New(),
 	responses.New(),
+	embeddings.New(),
 	gemini.NewGenerate(),
 	gemini.NewEmbed(),
 	ollama.NewChat(),
@@ -230,6 +232,12 @@ func routes(method, path string) bool {
 // which format 1.1.0 stores in the record (DESIGN §12.2): no endpoint is
 // guessed from the body.
 func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+	return ParseWith(method, path, header, body, nil)
+}
+
+// ParseWith is Parse with a KeyContext for the key (record and replay
+// resolve Responses chains through it); kc may be nil.
+func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
@@ -256,7 +264,7 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
-	req.Key, err = RequestKey(string(req.Provider), e, m, req.Headers, nil)
+	req.Key, err = RequestKey(string(req.Provider), e, m, req.Headers, kc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
@@ -266,7 +274,10 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 // ParseHTTP reads r's body (the caller caps its size, e.g. with serve.Guard)
 // and parses it. The body is consumed. A body over the cap wraps
 // provider.ErrTooLarge.
-func ParseHTTP(r *http.Request) (*provider.Request, error) {
+func ParseHTTP(r *http.Request) (*provider.Request, error) { return ParseHTTPWith(r, nil) }
+
+// ParseHTTPWith is ParseHTTP with a KeyContext (see ParseWith).
+func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request, error) {
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
@@ -280,7 +291,7 @@ func ParseHTTP(r *http.Request) (*provider.Request, error) {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
 	}
-	return Parse(r.Method, r.URL.Path, r.Header, body)
+	return ParseWith(r.Method, r.URL.Path, r.Header, body, kc)
 }
 
 // NormalizeStored applies the stored normalization of the format of a
