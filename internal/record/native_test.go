@@ -145,3 +145,23 @@ func TestRecordMessagesWithoutV1(t *testing.T) {
 		t.Errorf("endpoint:\n%s", text)
 	}
 }
+
+// TestGeminiKeyNotInUnreachableError: a transport error quotes the URL,
+// query included; the Gemini key (?key=…) reaches neither the application's
+// error body nor the summary.
+func TestGeminiKeyNotInUnreachableError(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dead := fake.URL
+	fake.Close() // nothing listens there any more
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	const secret = "plainSecretValue123"
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.GeminiUpstream = dead })
+	r := p.do("/v1beta/models/gemini-2.5-flash:generateContent?key="+secret, geminiBody("Say hi"), nil)
+	if r.status != 502 || !strings.Contains(string(r.body), `"status":"UNAVAILABLE"`) {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	s := p.finish()
+	if text := summaryText(s) + string(r.body) + p.log.String(); strings.Contains(text, secret) || !strings.Contains(text, "could not be reached") {
+		t.Fatalf("key leaked or no reason given:\n%s", text)
+	}
+}
