@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Formats a report can be written in.
@@ -596,7 +597,7 @@ func firstLine(s string) string {
 
 func classOf(file string) string {
 	dir := path.Base(path.Dir(file))
-	if dir == "openai" || dir == "anthropic" {
+	if snapshot.ValidProvider(dir) {
 		return dir
 	}
 	return "set"
