@@ -5,7 +5,7 @@ LDFLAGS   := -X github.com/traceforge/traceforge/internal/cli.Version=$(VERSION)
 BIN       := bin/traceforge
 FUZZTIME  ?= 10s
 
-.PHONY: build install test deps unit e2e lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
+.PHONY: build install test deps debdeps unit e2e helpers lint fuzz bench stress tidy-check demo selfcheck selfrecord clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceforge
@@ -29,25 +29,53 @@ selfrecord: build
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/traceforge
 
-# The whole suite: unit, CLI scripts, end to end with the real SDKs.
-test: deps unit selfcheck e2e
+# The whole suite: unit, CLI scripts, end to end with the real SDKs, and the
+# attribution helpers' own tests.
+test: deps unit selfcheck e2e helpers
 
-# What the tests need beyond Go modules: the pinned npm packages of the Node
-# hash checker and the end-to-end clients, installed with `npm ci` only when
-# node_modules is missing or older than its lock file (a fresh clone, or a
-# changed lock). npm ci writes node_modules/.package-lock.json, the stamp.
+# What the tests need beyond Go modules, installed only when missing, so that
+# `make test` works on a fresh clone (.ci/run relies on it):
+# - the pinned npm packages of the Node hash checker and the end-to-end
+#   clients (`npm ci` when node_modules is missing or older than its lock;
+#   npm writes node_modules/.package-lock.json, the stamp);
+# - the Node helper's runner fixture (Vitest, Jest, TypeScript): `npm install`
+#   at the locked versions, because npm 11's `npm ci` refuses a lock without
+#   rollup's packages for other platforms;
+# - Debian's python3-httpx and python3-pytest (the Python helper's tests run
+#   with /usr/bin/python3) and chromium (HTML reports opened headless), with
+#   apt-get when run as root, else a message naming the packages.
 NPM_DIRS := tools/hashcheck e2e/node
-deps: $(foreach d,$(NPM_DIRS),$(d)/node_modules/.package-lock.json)
+deps: $(foreach d,$(NPM_DIRS),$(d)/node_modules/.package-lock.json) \
+	helpers/node/fixtures/runners/node_modules/.package-lock.json debdeps
 
 %/node_modules/.package-lock.json: %/package-lock.json
 	cd $* && npm ci --no-audit --no-fund
 	@touch $@
+
+helpers/node/fixtures/runners/node_modules/.package-lock.json: helpers/node/fixtures/runners/package-lock.json
+	cd helpers/node/fixtures/runners && npm install --no-audit --no-fund
+	@touch $@
+
+DEB_PACKAGES := python3-httpx python3-pytest chromium
+debdeps:
+	@if /usr/bin/python3 -c 'import httpx, pytest' 2>/dev/null && command -v chromium >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  echo "make test needs Debian's $(DEB_PACKAGES): run sudo apt-get install -y $(DEB_PACKAGES)"; exit 1; \
+	fi; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES)
 
 unit:
 	$(GO) test -race -count=1 ./...
 
 e2e:
 	@if [ -d e2e ]; then cd e2e && $(GO) test -count=1 ./...; fi
+
+# The Node package (node --test: unit, npm pack install, node:test, Vitest,
+# Jest, TypeScript types) and the Python module (Debian's python3 with python3-httpx and
+# python3-pytest; pytest's exit 5, no tests collected, fails too).
+helpers:
+	cd helpers/node && npm test
+	/usr/bin/python3 -m pytest helpers/python
 
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -29,13 +29,19 @@ type client struct {
 	file string   // source file relative to the e2e folder (the project root)
 	// provider is the snapshot folder the client's calls land in.
 	provider string
-	// modes overrides the shared modes for a client with its own.
+	// modes the client runs; nil means every mode.
 	modes []string
+	// fnPrefix precedes the mode's function name in source.function (V8
+	// names a function called with a receiver after the receiver's class).
+	fnPrefix string
 	// mintIDs runs the fake upstream with -mint-ids (new response ids on
 	// every call, as the real Responses API) and re-records once: the set
 	// must come out byte for byte the same.
 	mintIDs bool
 }
+
+// wrapperModes are the modes of the clients that exercise a wrapper library.
+var wrapperModes = []string{"plain", "stream"}
 
 var clients = []client{
 	{name: "openaigo", file: "clients/openaigo/main.go", provider: "openai"},
@@ -43,6 +49,11 @@ var clients = []client{
 	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
 	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
 	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
+	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes},
+	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", modes: wrapperModes},
+	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes},
+	// LangChain under node:test with the runner setup loaded.
+	{name: "nodetest-node", argv: []string{"node", "--import", "./node/setup-node-test.mjs", "node/runner.test.mjs"}, file: "node/runner.test.mjs", provider: "openai", modes: wrapperModes, fnPrefix: "TestContext."},
 	// openai-go's Responses client (plain, streamed, a function-tool round
 	// trip, a previous_response_id chain) and an embeddings-then-chat flow.
 	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
@@ -269,11 +280,11 @@ func transcript(t *testing.T, c client, mode string, r result) string {
 func TestClients(t *testing.T) {
 	setup(t)
 	for _, c := range clients {
-		ms := modes
-		if c.modes != nil {
-			ms = c.modes
+		cm := c.modes
+		if cm == nil {
+			cm = modes
 		}
-		for _, mode := range ms {
+		for _, mode := range cm {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
 				recordVerifyReplayDrift(t, c, mode)
@@ -410,8 +421,8 @@ func checkSources(t *testing.T, c client, mode, dir string) {
 			t.Errorf("%s: source.file = %q, want %q", filepath.Base(f), s.File, c.file)
 			continue
 		}
-		if s.Function != function[mode] {
-			t.Errorf("%s: source.function = %q, want %q", filepath.Base(f), s.Function, function[mode])
+		if s.Function != c.fnPrefix+function[mode] {
+			t.Errorf("%s: source.function = %q, want %q", filepath.Base(f), s.Function, c.fnPrefix+function[mode])
 		}
 		if s.Line < 1 || s.Line > len(lines) {
 			t.Errorf("%s: source.line = %d, outside %s", filepath.Base(f), s.Line, c.file)
@@ -429,6 +440,7 @@ func makesCall(line string) bool {
 		"Completions.New(", "Completions.NewStreaming(", "Messages.New(", "Messages.NewStreaming(",
 		"CreateChatCompletion(", "CreateChatCompletionStream(",
 		"chat.completions.create(", "messages.create(", "messages.stream(",
+		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
 	} {
 		if strings.Contains(line, call) {
@@ -436,16 +448,4 @@ func makesCall(line string) bool {
 		}
 	}
 	return false
-}
-
-// TestNodeSourceHelper runs the unit tests of node/traceforge-source.mjs.
-func TestNodeSourceHelper(t *testing.T) {
-	setup(t)
-	r := run(t, baseEnv(), "node", "--test", "node/traceforge-source.test.mjs")
-	if r.code != 0 {
-		t.Fatalf("node --test: want exit 0\n%s", r)
-	}
-	if !strings.Contains(r.stdout, "# fail 0") || strings.Contains(r.stdout, "# pass 0\n") {
-		t.Fatalf("node --test ran no passing test or reported failures\n%s", r)
-	}
 }

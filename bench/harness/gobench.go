@@ -11,7 +11,7 @@ import (
 )
 
 // GoBenchPackages hold the Go benchmarks of the hot paths.
-var GoBenchPackages = []string{"./internal/snapshot", "./internal/check", "./internal/replay"}
+var GoBenchPackages = []string{"./internal/snapshot", "./internal/check", "./internal/replay", "./internal/ledger"}
 
 // GoBenchRow is one line of `go test -bench` output.
 type GoBenchRow struct {

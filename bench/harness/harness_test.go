@@ -83,14 +83,17 @@ func TestSmoke(t *testing.T) {
 			{N: n, Mode: "plain", Server: "floor", LoadResult: LoadResult{RPS: 1000}, CPUPerReq: time.Microsecond},
 			{N: n, Mode: "plain", Server: "traceforge", LoadResult: LoadResult{RPS: 800}, CPUPerReq: 2 * time.Microsecond},
 		},
-		Record:  &RecordResult{DirectP50: time.Millisecond, ProxyP50: 1200 * time.Microsecond},
-		GoBench: ParseGoBench("pkg: github.com/traceforge/traceforge/internal/replay\nBenchmarkLookup-2   5124021   85.49 ns/op   0 B/op   0 allocs/op\n"),
+		Record: &RecordResult{DirectP50: time.Millisecond, ProxyP50: 1200 * time.Microsecond},
+		GoBench: ParseGoBench("pkg: github.com/traceforge/traceforge/internal/replay\nBenchmarkLookup-2   5124021   85.49 ns/op   0 B/op   0 allocs/op\n" +
+			"BenchmarkReplayLarge/1MB/stream-2   3   75000000 ns/op   13.88 MB/s   1583352 B/op   76457 allocs/op\n" +
+			"BenchmarkReplayLarge/16MB/stream-2   3   1200000000 ns/op   16.07 MB/s   19558821 B/op   1199928 allocs/op\n"),
 	}
-	if len(res.GoBench) != 1 || res.GoBench[0].NsOp != 85.49 || res.GoBench[0].Pkg != "internal/replay" {
+	if len(res.GoBench) != 3 || res.GoBench[0].NsOp != 85.49 || res.GoBench[0].Pkg != "internal/replay" {
 		t.Errorf("ParseGoBench = %+v", res.GoBench)
 	}
 	md := res.Markdown()
-	for _, want := range []string{"| static verify / floor at 20 | ≤ 2.0× | 2.00× | ✅ met |", "| replay plain req/s vs floor (20) | ≥ 0.7× | 0.80× | ✅ met |", "BenchmarkLookup-2"} {
+	for _, want := range []string{"| static verify / floor at 20 | ≤ 2.0× | 2.00× | ✅ met |", "| replay plain req/s vs floor (20) | ≥ 0.7× | 0.80× | ✅ met |", "BenchmarkLookup-2",
+		"| streamed replay, 16 MB answer vs 1 MB (linear = 16×) | ≤ 24× | 16.0× | ✅ met |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,6 +52,7 @@ func (r *Results) Targets() []Target {
 			ts = append(ts, Target{Name: "static verify peak RSS at 100000", Want: "≤ 200 MB", Got: mb(s.VerifyRSS), Met: s.VerifyRSS <= 200<<20})
 		}
 	}
+	ts = append(ts, r.ledgerTargets()...)
 	for _, mode := range []string{"plain", "stream"} {
 		n := r.Config.PeerN
 		tf, fl, am := r.replay(n, mode, "traceforge"), r.replay(n, mode, "floor"), r.replay(n, mode, "aimock")
@@ -65,6 +67,12 @@ func (r *Results) Targets() []Target {
 			ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs aimock (%d)", mode, n), Want: "≤ 0.20×", Got: fmt.Sprintf("%.2f× (1/%.0f)", y, 1/y), Met: y <= 0.2})
 		}
 	}
+	// Streamed replay is built lazily in linear time (DESIGN §12.10.1): a
+	// 16× larger answer takes about 16× as long.
+	if one, sixteen := r.goBenchNs("internal/replay", "BenchmarkReplayLarge/1MB/stream"), r.goBenchNs("internal/replay", "BenchmarkReplayLarge/16MB/stream"); one > 0 && sixteen > 0 {
+		x := sixteen / one
+		ts = append(ts, Target{Name: "streamed replay, 16 MB answer vs 1 MB (linear = 16×)", Want: "≤ 24×", Got: fmt.Sprintf("%.1f×", x), Met: x <= 24})
+	}
 	if rec := r.Record; rec != nil {
 		added := rec.ProxyP50 - rec.DirectP50
 		ts = append(ts, Target{Name: "record added p50 latency", Want: "≤ 0.5 ms", Got: ms(added), Met: added <= 500*time.Microsecond})
@@ -73,6 +81,23 @@ func (r *Results) Targets() []Target {
 		ts = append(ts, Target{Name: "record calls/s at 32 clients (atomic writes)", Want: "≥ 1,000", Got: fmt.Sprintf("%.0f", rec.Throughput.RPS), Met: rec.Throughput.RPS >= 1000 && rec.Throughput.Errors == 0})
 	}
 	return ts
+}
+
+// goBenchNs is the ns/op of a Go benchmark (name without the -GOMAXPROCS
+// suffix); 0 when it did not run.
+func (r *Results) goBenchNs(pkg, name string) float64 {
+	for _, g := range r.GoBench {
+		base := g.Name
+		if i := strings.LastIndexByte(base, '-'); i > 0 {
+			if _, err := strconv.Atoi(base[i+1:]); err == nil {
+				base = base[:i]
+			}
+		}
+		if g.Pkg == pkg && base == name {
+			return g.NsOp
+		}
+	}
+	return 0
 }
 
 // Markdown renders the generated part of BENCHMARKS.md.
@@ -107,6 +132,7 @@ func (r *Results) Markdown() string {
 	}
 	p("")
 	p("Wall times are medians of alternating runs (page cache warm); RSS is `ru_maxrss` from wait4.")
+	r.ledgerMarkdown(p)
 	p("")
 	p("### Replay (%d clients)", r.Config.Conns)
 	p("")

@@ -50,6 +50,7 @@ type Results struct {
 	Machine Machine
 	Config  Config
 	Static  []StaticRow
+	Ledger  []LedgerRow
 	Replay  []ReplayRow
 	Record  *RecordResult
 	GoBench []GoBenchRow
@@ -117,6 +118,11 @@ func Run(cfg Config) (*Results, error) {
 			return nil, fmt.Errorf("static verify at %d: %w", n, err)
 		}
 		res.Static = append(res.Static, row)
+		lrow, err := runLedger(&cfg, n)
+		if err != nil {
+			return nil, fmt.Errorf("stats/tree at %d: %w", n, err)
+		}
+		res.Ledger = append(res.Ledger, lrow)
 	}
 	rows, notes, err := runReplay(&cfg)
 	if err != nil {

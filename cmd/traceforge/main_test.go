@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 //	exits N PROG ARGS...   run PROG and require exit code N (stdout/stderr kept for later checks)
 //	mkset DIR N            write a valid snapshot set of N calls into DIR
 //	fixture NAME DIR       copy ../../testdata/NAME/.ai-snapshots to DIR
-//	fake-upstream          start the deterministic fake upstream; $FAKE_URL is its URL
+//	fake-upstream [PREFIX] start the deterministic fake upstream; $FAKE_URL is its URL
+//	                       (PREFIX is put before every answer: a changed answer)
 //
 // and the program tfclient (see tfclient below) as the application under test.
 func TestScripts(t *testing.T) {
@@ -77,7 +78,11 @@ func TestScripts(t *testing.T) {
 				}
 			},
 			"fake-upstream": func(ts *testscript.TestScript, neg bool, args []string) {
-				srv, err := fakeupstream.Start(fakeupstream.Options{})
+				var o fakeupstream.Options
+				if len(args) > 0 {
+					o.ContentPrefix = args[0]
+				}
+				srv, err := fakeupstream.Start(o)
 				ts.Check(err)
 				ts.Setenv("FAKE_URL", srv.URL)
 				ts.Defer(srv.Close)

@@ -1,13 +1,13 @@
 // End-to-end client for the `@anthropic-ai/sdk` npm SDK:
 // node anthropic.mjs plain|stream|tool. The SDK reads ANTHROPIC_BASE_URL
 // (without /v1) and ANTHROPIC_API_KEY. The SDK's middleware chain drops the
-// caller's async stack frames, so the client is wrapped with traceable() as
-// well as given traceforgeFetch.
+// caller's async stack frames; traceforgeFetch finds the caller through async
+// causality instead.
 import Anthropic from '@anthropic-ai/sdk';
-import { traceable, traceforgeFetch } from './traceforge-source.mjs';
+import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
-const client = traceable(new Anthropic({ fetch: traceforgeFetch() }));
+const client = new Anthropic({ fetch: traceforgeFetch() });
 
 function params(messages) {
   return { model: s.ANTHROPIC_MODEL, messages, temperature: 0, max_tokens: s.MAX_TOKENS };

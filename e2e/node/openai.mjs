@@ -1,9 +1,9 @@
 // End-to-end client for the `openai` npm SDK: node openai.mjs plain|stream|tool.
-// The SDK reads OPENAI_BASE_URL and OPENAI_API_KEY; traceforgeFetch attributes
-// every call (openai's async stack traces reach the caller without help).
+// The SDK reads OPENAI_BASE_URL and OPENAI_API_KEY; traceforgeFetch (package
+// traceforge-source, helpers/node) attributes every call.
 // Its stream mode does not ask for usage.
 import OpenAI from 'openai';
-import { traceforgeFetch } from './traceforge-source.mjs';
+import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
 const client = new OpenAI({ fetch: traceforgeFetch() });

@@ -182,3 +182,54 @@ func TestCheckSetAndReindex(t *testing.T) {
 		t.Errorf("shards cover %d of 6", seen)
 	}
 }
+
+func TestParsePrices(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"prices": {"gpt-4o-mini-2024-07-18": {"input": 0.15, "output": 0.6},
+	  "claude-sonnet-4-5-20250929": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := cfg.Prices["gpt-4o-mini-2024-07-18"]; !ok || p.Input != 0.15 || p.Output != 0.6 || p.CacheRead != nil || p.CacheWrite != nil {
+		t.Errorf("gpt price %+v", p)
+	}
+	if p, ok := cfg.Prices["claude-sonnet-4-5-20250929"]; !ok || *p.CacheRead != 0.3 || *p.CacheWrite != 3.75 || len(cfg.Prices) != 2 {
+		t.Errorf("claude price %+v", p)
+	}
+	for _, tc := range []struct{ config, want string }{
+		{`{"prices": []}`, "/prices must be an object"},
+		{`{"prices": {"m": 1}}`, "/prices/m must be an object"},
+		{`{"prices": {"m": {"output": 1}}}`, "/prices/m/input is required"},
+		{`{"prices": {"m": {"input": 1}}}`, "/prices/m/output is required"},
+		{`{"prices": {"m": {"input": -1, "output": 1}}}`, "/prices/m/input must be a number ≥ 0"},
+		{`{"prices": {"m": {"input": "1", "output": 1}}}`, "/prices/m/input must be a number ≥ 0"},
+		{`{"prices": {"m": {"input": 1, "output": 1, "cache_read": null}}}`, "/prices/m/cache_read must be a number ≥ 0"},
+		{`{"prices": {"m": {"input": 1, "output": 1, "cached": 1}}}`, `/prices/m: unknown field "cached"`},
+		{`{"prices": {"org/m~1": {"input": 1}}}`, "/prices/org~1m~01/output is required"},
+		{`{"prices": {"": {"input": 1, "output": 1}}}`, "/prices/: the model name is empty"},
+	} {
+		_, err := ParseConfig([]byte(tc.config))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.config, err, tc.want)
+		}
+	}
+}
+
+// go-openai drops a zero temperature (omitempty); the refusal says so and
+// names the way out instead of "re-record it".
+func TestMissingTemperatureFixNamesGoOpenAI(t *testing.T) {
+	it := snapshottest.OpenAIChat("hi")
+	delete(it.Request, "temperature")
+	fs := checkItem(t, it, nil)
+	var found bool
+	for _, f := range fs {
+		if f.Pointer == "/snapshots/0/request/temperature" {
+			found = true
+			if !strings.Contains(f.Fix, "go-openai") || !strings.Contains(f.Fix, "math.SmallestNonzeroFloat32") {
+				t.Errorf("fix %q does not explain go-openai's omitempty", f.Fix)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no finding for the missing temperature: %v", fs)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -33,7 +34,20 @@ type AllowSecret struct {
 type Config struct {
 	Exceptions   []Exception
 	AllowSecrets []AllowSecret
-	Path         string // where it was read from ("" = no file)
+	// FailOn lists the change classes `diff --check` and `verify --live`
+	// fail on; nil when the file has no "fail_on" (see FailClasses).
+	FailOn []change.Class
+	Prices map[string]Price // USD per 1M tokens by model (snapshot stats)
+	Path   string           // where it was read from ("" = no file)
+}
+
+// FailClasses returns the configured "fail_on" classes, or the default
+// (every class but whitespace) when the config has none.
+func (c *Config) FailClasses() []change.Class {
+	if c == nil || c.FailOn == nil {
+		return change.DefaultFailOn()
+	}
+	return c.FailOn
 }
 
 // ErrConfig wraps every configuration problem (exit 2).
@@ -141,8 +155,26 @@ func ParseConfig(data []byte) (*Config, error) {
 				}
 				cfg.AllowSecrets = append(cfg.AllowSecrets, AllowSecret{Pointer: ptr, SHA256: strings.ToLower(sum)})
 			}
+		case "fail_on":
+			list, ok := val.([]any)
+			if !ok {
+				return nil, fmt.Errorf("/fail_on must be an array of change classes (%s)", change.Names(change.All))
+			}
+			cfg.FailOn = []change.Class{}
+			for i, e := range list {
+				s, _ := e.(string)
+				c, err := change.ParseClass(s)
+				if err != nil {
+					return nil, fmt.Errorf("/fail_on/%d: %v", i, err)
+				}
+				cfg.FailOn = append(cfg.FailOn, c)
+			}
+		case "prices":
+			if cfg.Prices, err = parsePrices(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices)", k)
 		}
 	}
 	return cfg, nil

@@ -214,6 +214,9 @@ func recordSchema(file, provider string, doc map[string]any) (string, pv.Format,
 
 func schemaFix(v schema.Violation) string {
 	switch {
+	case strings.HasSuffix(v.Pointer, "/request/temperature") && strings.Contains(v.Reason, "is missing"):
+		return "the request has no temperature, so it is not deterministic; go-openai drops a zero Temperature (omitempty): set " +
+			"Temperature: math.SmallestNonzeroFloat32, which counts as 0 (docs/format.md, determinism); other clients: send temperature 0; then re-record"
 	case strings.Contains(v.Reason, "is missing"):
 		return "the snapshot is incomplete; re-record it (no field is ever guessed)"
 	case strings.Contains(v.Reason, "unknown field"):

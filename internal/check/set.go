@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/finding"
-	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -207,35 +206,11 @@ func checkManifest(st *snapshot.Store, res *SetResult, have bool, fileHash map[s
 		f := readFinding(snapshot.ManifestName, err)
 		return finding.Findings{f}
 	}
-	v, err := snapshot.Decode(data)
-	if err != nil {
-		f := finding.Finding{File: snapshot.ManifestName, Rule: RuleJSON, Severity: finding.Error, Message: err.Error(), Fix: "run: traceforge snapshot reindex"}
-		var de *snapshot.DecodeError
-		if errors.As(err, &de) {
-			f.Pointer = de.Pointer
-			f.Message = fmt.Sprintf("%s at line %d, column %d", de.Reason, de.Line, de.Column)
-		}
-		return finding.Findings{f}
-	}
-	doc, _ := v.(map[string]any)
-	if ver, ok := doc["version"].(string); ok {
-		if f := VersionFinding(snapshot.ManifestName, "/version", ver, opts); f != nil {
-			return finding.Findings{*f}
-		}
-	}
-	var fs finding.Findings
-	for _, vi := range schema.ValidateManifest(v) {
-		fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error, Message: vi.Reason, Fix: "run: traceforge snapshot reindex"})
-	}
-	if len(fs) > 0 {
+	m, fs := ParseManifest(snapshot.ManifestName, data, opts)
+	if m == nil {
 		return fs
 	}
-	m := snapshot.ManifestFromValue(doc)
 	res.Manifest = m
-	if h, err := snapshot.DocumentHash(doc); err == nil && h != m.Hash {
-		fs = append(fs, finding.Finding{File: snapshot.ManifestName, Pointer: "/hash", Rule: RuleManifestHash, Severity: finding.Error,
-			Message: fmt.Sprintf("manifest hash mismatch: stored %s, computed %s", m.Hash, h), Fix: "run: traceforge snapshot reindex"})
-	}
 	seenID := map[string]int{}
 	inManifest := map[string]bool{}
 	for i, e := range m.Entries {

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/serve"
 )
@@ -32,6 +34,25 @@ func projectErr(err error) error {
 		return withCode(ExitUsage, pe.Err, pe.Hint())
 	}
 	return err
+}
+
+// commandAfterDash returns the COMMAND of `traceforge NAME [flags] [--
+// COMMAND ARGS...]`: nil without --, a usage error for arguments before --
+// or for a -- with nothing after it (DESIGN §12.10.6: it would otherwise
+// start record's foreground server, or verify with nothing replayed).
+func commandAfterDash(cmd *cobra.Command, args []string, name string) ([]string, error) {
+	hint := "put the command after --, e.g. traceforge " + name + " -- go test ./..."
+	switch n := cmd.ArgsLenAtDash(); {
+	case n > 0:
+		return nil, usageErr(hint, "unexpected argument %q before --", args[0])
+	case n == 0 && len(args) == 0:
+		return nil, usageErr(hint+" (or leave out the -- to run without a command)", "-- is not followed by a command")
+	case n == 0:
+		return args, nil
+	case len(args) > 0:
+		return nil, usageErr(hint, "unexpected argument %q", args[0])
+	}
+	return nil, nil
 }
 
 // upstreamFlags are the --<provider>-upstream flags record and verify

@@ -6,6 +6,7 @@ import (
 	stdio "io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -66,13 +67,11 @@ Exit codes: 0 every call snapshotted (with a command: the command's code),
 1 a call could not be snapshotted or a snapshot was refused, 2 usage or
 configuration error (flags, config, lock held, bind failure, command not found).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge record -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "record")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.listenSet = cmd.Flags().Changed("listen")
 			return runF(opts)
 		},
@@ -139,7 +138,7 @@ func recordRun(o *recordOptions) error {
 		if loopsBack(u, bound) {
 			ln.Close()
 			return usageErr("point the --<provider>-upstream flags at the real API, or unset the "+
-				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST exported for an earlier traceforge server", "upstream %s is this traceforge server itself", u.Redacted())
+				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
 		}
 	}
 	var named []string // the addresses whose host names the server answers to
@@ -184,7 +183,7 @@ func recordRun(o *recordOptions) error {
 
 	ctx, cancel := io.Context()
 	defer cancel()
-	forwarding := fmt.Sprintf("forwarding to %s, %s, %s and %s", ups.OpenAI.Redacted(), ups.Anthropic.Redacted(), ups.Gemini.Redacted(), ups.Ollama.Redacted())
+	forwarding := fmt.Sprintf("forwarding to %s, %s, %s and %s", serve.RedactURL(ups.OpenAI), serve.RedactURL(ups.Anthropic), serve.RedactURL(ups.Gemini), serve.RedactURL(ups.Ollama))
 	if len(o.Command) == 0 {
 		for _, line := range serve.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
@@ -239,7 +238,12 @@ func recordRun(o *recordOptions) error {
 	return nil
 }
 
-// loopsBack reports whether upstream u is the server bound at addr.
+// loopsBack reports whether upstream u is the server bound at addr
+// (DESIGN §12.10.6): an http URL on the bound port whose host is this
+// machine — a loopback name or address, the unspecified address 0.0.0.0 or
+// :: (a connection to it reaches this host), the machine's host name, or
+// any address of a local interface — when the server listens there (or on
+// every address). Host names other than those are not resolved.
 func loopsBack(u *url.URL, bound string) bool {
 	if u.Scheme != "http" {
 		return false
@@ -252,10 +256,39 @@ func loopsBack(u *url.URL, bound string) bool {
 	if err != nil || bp != port {
 		return false
 	}
-	if serve.IsLoopbackHost(host) && (serve.IsLoopbackHost(bh) || net.ParseIP(bh).IsUnspecified()) {
+	boundIP := net.ParseIP(bh)
+	boundAll := boundIP != nil && boundIP.IsUnspecified()
+	if strings.EqualFold(host, bh) {
 		return true
 	}
-	return strings.EqualFold(host, bh)
+	ip := net.ParseIP(host)
+	if serve.IsLoopbackHost(host) || (ip != nil && ip.IsUnspecified()) || isHostName(host) {
+		return boundAll || serve.IsLoopbackHost(bh)
+	}
+	if ip == nil || !isLocalIP(ip) {
+		return false
+	}
+	return boundAll || (boundIP != nil && boundIP.Equal(ip))
+}
+
+// isHostName reports whether host is this machine's host name.
+func isHostName(host string) bool {
+	name, err := os.Hostname()
+	return err == nil && name != "" && strings.EqualFold(strings.TrimSuffix(host, "."), name)
+}
+
+// isLocalIP reports whether ip is an address of a local interface.
+func isLocalIP(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeVerbatimOnce prints each distinct Verbatim text of fs (the §8

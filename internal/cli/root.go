@@ -69,6 +69,8 @@ hashed JSON snapshots and verifies them offline in CI.
 	root.AddCommand(newRecordCmd(f, nil))
 	root.AddCommand(newSnapshotCmd(f))
 	root.AddCommand(newVerifyCmd(f, nil))
+	root.AddCommand(newDiffCmd(f, nil))
+	root.AddCommand(newInitCmd(f, nil))
 	root.AddCommand(newVersionCmd(io))
 	return root
 }

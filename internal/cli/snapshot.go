@@ -26,16 +26,19 @@ var now = time.Now
 func newSnapshotCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "List, show, reindex and migrate snapshots",
+		Short: "List, show, tree, stats, reindex, migrate and merge snapshot sets",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, reindex or migrate")
+			return usageErr("run 'traceforge snapshot --help' for the verbs", "missing verb: list, show, tree, stats, reindex, migrate or merge-manifest")
 		},
 	}
 	cmd.AddCommand(newSnapshotListCmd(f, nil))
 	cmd.AddCommand(newSnapshotShowCmd(f, nil))
 	cmd.AddCommand(newSnapshotReindexCmd(f, nil))
 	cmd.AddCommand(newSnapshotMigrateCmd(f, nil))
+	cmd.AddCommand(newSnapshotMergeManifestCmd(f, nil))
+	cmd.AddCommand(newSnapshotTreeCmd(f, nil))
+	cmd.AddCommand(newSnapshotStatsCmd(f, nil))
 	return cmd
 }
 

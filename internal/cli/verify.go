@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -90,25 +91,24 @@ Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 command's own exit code.`,
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
+  traceforge verify --format html --output verify.html -- go test ./...
   traceforge verify -- go test ./...
   traceforge verify --fail-on-unused -- npm test
   traceforge verify --serve --listen 127.0.0.1:8787
   traceforge verify --live --runs 5 --shard 2/4`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n := cmd.ArgsLenAtDash(); n > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q before --", args[0])
-			} else if n == 0 {
-				opts.Command = args
-			} else if len(args) > 0 {
-				return usageErr("put the command after --, e.g. traceforge verify -- go test ./...", "unexpected argument %q", args[0])
+			command, err := commandAfterDash(cmd, args, "verify")
+			if err != nil {
+				return err
 			}
+			opts.Command = command
 			opts.changed = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { opts.changed[f.Name] = true })
 			return runF(opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github, html (one self-contained page; use with --output)")
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
@@ -214,7 +214,7 @@ func verifyRun(o *verifyOptions) error {
 	}
 	switch {
 	case o.Live:
-		return verifyLive(o, live, rep, set)
+		return verifyLive(o, live, proj.Config, rep, set)
 	case o.Serve:
 		return verifyServe(o, rep, set)
 	case len(o.Command) > 0:
@@ -350,8 +350,9 @@ func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp, geminiUp, ollamaUp     string
-	openaiKey, anthropicKey, geminiKey, ollamaKey string
+	openaiUp, anthropicUp, geminiUp, ollamaUp             string
+	openaiShown, anthropicShown, geminiShown, ollamaShown string // serve.RedactURL of each, for people
+	openaiKey, anthropicKey, geminiKey, ollamaKey         string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
@@ -362,6 +363,8 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	s := liveSetup{
 		openaiUp: ups.OpenAI.String(), anthropicUp: ups.Anthropic.String(),
 		geminiUp: ups.Gemini.String(), ollamaUp: ups.Ollama.String(),
+		openaiShown: serve.RedactURL(ups.OpenAI), anthropicShown: serve.RedactURL(ups.Anthropic),
+		geminiShown: serve.RedactURL(ups.Gemini), ollamaShown: serve.RedactURL(ups.Ollama),
 		openaiKey:    o.IO.Getenv("OPENAI_API_KEY"),
 		anthropicKey: o.IO.Getenv("ANTHROPIC_API_KEY"),
 		// The Gemini SDKs read GOOGLE_API_KEY first, then GEMINI_API_KEY.
@@ -374,7 +377,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -382,13 +385,13 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] && s.openaiKey == "" {
-		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiUp+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
+		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiShown+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
 	}
 	if need["anthropic"] && s.anthropicKey == "" {
-		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicUp+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
 	}
 	if need["gemini"] && s.geminiKey == "" {
-		return usageErr("export GEMINI_API_KEY=… (the key of "+s.geminiUp+"); --live sends real requests", "--live needs GEMINI_API_KEY or GOOGLE_API_KEY: the set has Gemini snapshots")
+		return usageErr("export GEMINI_API_KEY=… (the key of "+s.geminiShown+"); --live sends real requests", "--live needs GEMINI_API_KEY or GOOGLE_API_KEY: the set has Gemini snapshots")
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -407,18 +410,24 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		}
 	}
 	if need["openai"] {
-		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiUp)
+		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiShown)
 	}
 	if need["anthropic"] {
-		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicUp)
+		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	if need["gemini"] {
-		rep.Upstreams = append(rep.Upstreams, "gemini: "+s.geminiUp)
+		rep.Upstreams = append(rep.Upstreams, "gemini: "+s.geminiShown)
 	}
 	if need["ollama"] {
-		rep.Upstreams = append(rep.Upstreams, "ollama: "+s.ollamaUp)
+		rep.Upstreams = append(rep.Upstreams, "ollama: "+s.ollamaShown)
 	}
 	rep.LiveRuns = o.Runs
+	rep.FailOn = cfg.FailClasses()
+	var prices map[string]check.Price
+	if cfg != nil {
+		prices = cfg.Prices
+	}
+	totals := ledger.NewTotals(prices)
 	ctx, cancel := o.context()
 	defer cancel()
 	lo := verify.LiveOptions{
@@ -427,6 +436,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		GeminiUpstream: s.geminiUp, OllamaUpstream: s.ollamaUp,
 		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
 		GeminiKey: s.geminiKey, OllamaKey: s.ollamaKey,
+		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress
 	if o.IO.IsTerminal && len(snaps) > 0 {
@@ -437,6 +447,8 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 	if bar != nil {
 		bar.finish()
 	}
+	sum := totals.Summary()
+	rep.Totals = &sum
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -459,6 +471,9 @@ func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string)
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
 	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
+	if rep.Totals != nil {
+		fmt.Fprintln(io.ErrOut, rep.Totals.Line())
+	}
 	return nil
 }
 

@@ -54,7 +54,7 @@ func TestRootHasEveryCommand(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"record", "snapshot", "snapshot list", "snapshot migrate", "snapshot reindex", "snapshot show", "verify", "version"}
+	want := []string{"diff", "init", "record", "snapshot", "snapshot list", "snapshot merge-manifest", "snapshot migrate", "snapshot reindex", "snapshot show", "snapshot stats", "snapshot tree", "verify", "version"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("commands = %q, want %q", names, want)
 	}

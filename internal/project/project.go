@@ -21,6 +21,10 @@ const DefaultDir = ".ai-snapshots"
 // ErrNoFolder means the snapshot folder does not exist (Project.Require).
 var ErrNoFolder = errors.New("snapshot folder does not exist")
 
+// ErrNotDir means the snapshot folder's path names something that is not a
+// directory: a file, or a symlink (never followed).
+var ErrNotDir = errors.New("snapshot folder is not a directory")
+
 // Project is an opened snapshot folder.
 type Project struct {
 	Dir     string          // the snapshot folder, absolute
@@ -56,9 +60,29 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Hint() string { return e.hint }
 
 // Open resolves dir ("" = DefaultDir) and reads the project's policy config.
-// A bad config is an *Error wrapping check.ErrConfig. The folder need not
+// A bad config is an *Error wrapping check.ErrConfig; a dir that names a
+// file (or a symlink) an *Error wrapping ErrNotDir. The folder need not
 // exist (record creates it); Require says whether it does.
 func Open(dir string, o Options) (*Project, error) {
+	p, err := Locate(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := check.LoadConfig(p.Root)
+	if err != nil {
+		if errors.Is(err, check.ErrConfig) {
+			return nil, &Error{Err: err, hint: "fix " + check.ConfigName + " (see docs/format.md, \"Policy config\")"}
+		}
+		return nil, err
+	}
+	p.Config = cfg
+	return p, nil
+}
+
+// Locate resolves the snapshot folder, project root and display name like
+// Open, without reading the config (Config is nil): for init, which writes
+// the config rather than obeying it.
+func Locate(dir string, o Options) (*Project, error) {
 	if dir == "" {
 		dir = DefaultDir
 	}
@@ -79,14 +103,14 @@ func Open(dir string, o Options) (*Project, error) {
 	}
 	dir = filepath.Clean(dir)
 	p := &Project{Dir: dir, Root: filepath.Dir(dir), Display: display, Store: &snapshot.Store{Dir: dir}}
-	cfg, err := check.LoadConfig(p.Root)
-	if err != nil {
-		if errors.Is(err, check.ErrConfig) {
-			return nil, &Error{Err: err, hint: "fix " + check.ConfigName + " (see docs/format.md, \"Policy config\")"}
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		what := "a file"
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			what = "a symlink (never followed)"
 		}
-		return nil, err
+		return nil, &Error{Err: fmt.Errorf("%w: %s is %s", ErrNotDir, display, what),
+			hint: "point --dir at the snapshot folder (a directory), or remove " + display + " so that record can create it"}
 	}
-	p.Config = cfg
 	return p, nil
 }
 
@@ -94,8 +118,11 @@ func Open(dir string, o Options) (*Project, error) {
 // exist; hint says what to do instead.
 func (p *Project) Require(hint string) error {
 	fi, err := os.Lstat(p.Dir)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
+	if errors.Is(err, fs.ErrNotExist) {
 		return &Error{Err: noFolder(p.Display), hint: hint}
+	}
+	if err == nil && !fi.IsDir() {
+		return &Error{Err: fmt.Errorf("%w: %s", ErrNotDir, p.Display), hint: "point --dir at the snapshot folder (a directory)"}
 	}
 	return nil
 }

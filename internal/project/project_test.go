@@ -85,3 +85,25 @@ func TestCanMigrate(t *testing.T) {
 		t.Error("CanMigrate should know 0.9.0 and not 7.0.0")
 	}
 }
+
+// TestOpenRefusesAFile: a dir that names a file or a symlink is an *Error
+// wrapping ErrNotDir, saying which (not "does not exist").
+func TestOpenRefusesAFile(t *testing.T) {
+	base := t.TempDir()
+	if err := os.WriteFile(filepath.Join(base, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{"f": "f is a file", "link": "link is a symlink (never followed)"} {
+		_, err := Open(dir, Options{Base: base})
+		var pe *Error
+		if !errors.Is(err, ErrNotDir) || !errors.As(err, &pe) || !strings.Contains(err.Error(), want) || pe.Hint() == "" {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+}

@@ -24,6 +24,16 @@ type Assembler interface {
 	Done() (map[string]any, error)
 }
 
+// SizedAssembler is the optional capability of an assembler that can tell
+// about how many bytes of message it holds (text, arguments, other
+// accumulated members). The recording proxy then applies the snapshot size
+// cap to the message rather than to the stream's bytes, whose framing can be
+// thirty times larger (DESIGN §12.10.6); an assembler without it is capped
+// by the bytes it was fed.
+type SizedAssembler interface {
+	Held() int64
+}
+
 // NewAssembler returns the assembler of one OpenAI stream.
 //
 // Chat completions: chunks are merged by choice index into
@@ -33,10 +43,16 @@ type Assembler interface {
 // "obfuscation" is dropped. The message gets "role" (default "assistant"),
 // "content" (the concatenated deltas; null when there were none but the
 // message has tool calls, a refusal or a function call; "" otherwise),
-// "refusal" when any delta carried that key, "tool_calls" merged by tool
+// "refusal" when any delta carried that key, every other delta member
+// (reasoning_content, vendor members: strings concatenated in order, other
+// values the last one, null when only null was sent; DESIGN §12.10.2),
+// "tool_calls" merged by tool
 // index ({"id","type","function":{"name","arguments"}} with arguments
 // concatenated; custom tools' "custom.input" likewise; "type" defaults to the
-// kind of object sent), and the legacy "function_call" likewise. Logprobs
+// kind of object sent), and the legacy "function_call" likewise. Tool-call
+// deltas that contradict each other — an index whose id or name changes, a
+// gap in the indexes, arguments for an index no delta opened with an id or
+// a name — are an error wrapping ErrInconsistent (DESIGN §12.10.3). Logprobs
 // arrays are concatenated. Usage comes from the chunk that carries a non-null
 // "usage" (the usage-only chunk of stream_options.include_usage).
 //
@@ -64,6 +80,8 @@ type openaiAssembler struct {
 	usage       map[string]any
 	meta        map[string]any
 	choices     map[int64]*choiceState
+	lpBytes     int64 // data of events whose choices carried logprobs
+	eventSize   int   // data size of the event being applied
 }
 
 type choiceState struct {
@@ -78,6 +96,37 @@ type choiceState struct {
 	finish      string
 	logprobs    map[string]any
 	extra       map[string]any
+	members     map[string]*member // delta members not in chatDeltaMembers
+}
+
+// member is an unknown delta member (reasoning_content, vendor fields):
+// strings are concatenated in order, other values keep the last one, and a
+// member only ever sent as null is kept as null (DESIGN §12.10.2).
+type member struct {
+	text  strings.Builder
+	isStr bool
+	last  any
+}
+
+func (m *member) add(v any) {
+	switch t := v.(type) {
+	case nil:
+	case string:
+		if !m.isStr {
+			m.isStr, m.last = true, nil
+		}
+		m.text.WriteString(t)
+	default:
+		m.isStr, m.last = false, t
+		m.text.Reset()
+	}
+}
+
+func (m *member) value() any {
+	if m.isStr {
+		return m.text.String()
+	}
+	return DeepCopy(m.last)
 }
 
 type toolState struct {
@@ -108,6 +157,7 @@ func (a *openaiAssembler) event(ev SSEEvent) error {
 		a.sawDone = true
 		return nil
 	}
+	a.eventSize = len(data)
 	v, err := DecodeValue(data)
 	if ev.Name == "error" {
 		a.streamErr = StreamError(ev.Num, v)
@@ -222,6 +272,9 @@ func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
 			}
 			st.content.WriteString(s)
 		case "logprobs":
+			if v != nil {
+				a.lpBytes += int64(a.eventSize)
+			}
 			mergeLogprobs(st, v)
 		default:
 			if v == nil {
@@ -247,6 +300,20 @@ func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
 	ptr += "/delta"
 	if r, ok := delta["role"].(string); ok && r != "" {
 		st.role = r
+	}
+	for k, v := range delta {
+		if chatDeltaMembers[k] {
+			continue
+		}
+		if st.members == nil {
+			st.members = map[string]*member{}
+		}
+		m := st.members[k]
+		if m == nil {
+			m = &member{}
+			st.members[k] = m
+		}
+		m.add(v)
 	}
 	switch t := delta["content"].(type) {
 	case string:
@@ -313,10 +380,28 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 		}
 	}
 	st.lastTool = ti
+	name := ""
+	for _, kind := range []string{"function", "custom"} {
+		if fm, ok := t[kind].(map[string]any); ok {
+			if n, _ := fm["name"].(string); n != "" {
+				name = n
+			}
+		}
+	}
 	ts := st.tools[ti]
 	if ts == nil {
+		// The first delta of an index opens the call: it names it.
+		if id == "" && name == "" {
+			return inconsistent("%s: tool call %d gets arguments but no delta opened it (no id, no name)", ptr, ti)
+		}
 		ts = &toolState{}
 		st.tools[ti] = ts
+	}
+	if id != "" && ts.id != "" && ts.id != id {
+		return inconsistent("%s: tool call %d changes its id from %q to %q", ptr, ti, ts.id, id)
+	}
+	if name != "" && ts.name != "" && ts.name != name {
+		return inconsistent("%s: tool call %d changes its name from %q to %q", ptr, ti, ts.name, name)
 	}
 	if id != "" && ts.id == "" {
 		ts.id = id
@@ -348,6 +433,11 @@ func (st *choiceState) tool(ptr string, t map[string]any) error {
 	return nil
 }
 
+// inconsistent is an ErrInconsistent (and ErrMalformed) error.
+func inconsistent(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: "+format, append([]any{ErrMalformed, ErrInconsistent}, args...)...)
+}
+
 // mergeLogprobs concatenates the array members of streamed logprobs objects
 // (chat: content, refusal; completions: tokens, token_logprobs, …).
 func mergeLogprobs(st *choiceState, v any) {
@@ -370,6 +460,25 @@ func mergeLogprobs(st *choiceState, v any) {
 	}
 }
 
+// Held is the size of the text, arguments and members accumulated so far,
+// plus the data of the events that carried logprobs.
+func (a *openaiAssembler) Held() int64 {
+	n := a.lpBytes
+	for _, st := range a.choices {
+		n += int64(st.content.Len() + st.refusal.Len())
+		for _, m := range st.members {
+			n += int64(m.text.Len())
+		}
+		for _, ts := range st.tools {
+			n += int64(ts.args.Len())
+		}
+		if st.fn != nil {
+			n += int64(st.fn.args.Len())
+		}
+	}
+	return n
+}
+
 func (a *openaiAssembler) Done() (map[string]any, error) {
 	if a.err != nil {
 		return nil, a.err
@@ -388,6 +497,9 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 	for _, i := range idx {
 		if a.choices[i].finish == "" {
 			return nil, fmt.Errorf("%w: choice %d has no finish_reason", ErrBrokenStream, i)
+		}
+		if err := a.choices[i].toolGap(i); err != nil {
+			return nil, err
 		}
 	}
 	if !a.sawDone && a.usageKey && a.usage == nil {
@@ -414,6 +526,17 @@ func (a *openaiAssembler) Done() (map[string]any, error) {
 	return body, nil
 }
 
+// toolGap reports a gap in the tool-call indexes of choice i (0 then 2):
+// the SDKs fail on such a stream live, so it must not replay.
+func (st *choiceState) toolGap(i int64) error {
+	for k := range st.tools {
+		if k >= int64(len(st.tools)) {
+			return inconsistent("choice %d: tool call indexes have a gap (%d calls, index %d)", i, len(st.tools), k)
+		}
+	}
+	return nil
+}
+
 func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {
 	c := make(map[string]any, len(st.extra)+4)
 	for k, v := range st.extra {
@@ -430,7 +553,10 @@ func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {
 		c["text"] = st.content.String()
 		return c
 	}
-	msg := map[string]any{}
+	msg := make(map[string]any, len(st.members)+4)
+	for k, m := range st.members {
+		msg[k] = m.value()
+	}
 	role := st.role
 	if role == "" {
 		role = "assistant"

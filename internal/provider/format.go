@@ -79,8 +79,11 @@ type Format interface {
 	// ("text/event-stream; charset=utf-8" for SSE; NDJSON formats differ).
 	StreamContentType() string
 	// SynthesizeStream writes a correct stream carrying body (replay of a
-	// streamed request), one Write (and flush) per event, deterministic.
-	// includeUsage asks for the usage chunk where the format has one.
+	// streamed request), one Write (and flush) per event, deterministic,
+	// lazily and in time linear in body (WriteLazily: an error is found
+	// before anything is written; DESIGN §12.10.1), carrying every member
+	// of the stored answer (§12.10.2). includeUsage asks for the usage
+	// chunk where the format has one.
 	SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error
 	// SynthesizeBody builds a non-streamed body from normalized fields for a
 	// snapshot stored without one (migrated from format 0.9.0), with the

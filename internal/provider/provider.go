@@ -65,6 +65,12 @@ var (
 	// `data: {"error":…}`, Anthropic `event: error`). Errors wrapping it
 	// also wrap ErrBrokenStream.
 	ErrStreamError = errors.New("error event in stream")
+	// ErrInconsistent: a stream whose parts contradict each other (a
+	// tool-call index that changes its id or name, a gap in tool-call
+	// indexes, arguments for an index never opened). The SDKs disagree on
+	// what such a stream means, so it is refused, never guessed (DESIGN
+	// §12.10.3). Errors wrapping it also wrap ErrMalformed.
+	ErrInconsistent = errors.New("inconsistent tool-call deltas")
 )
 
 // Decode parses one JSON object with numbers kept as json.Number. Trailing

@@ -2,8 +2,11 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
+	"sort"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -21,28 +24,31 @@ const (
 // final response in the provider's non-streamed shape): what the replay
 // server sends when a request has "stream": true. The stream is deterministic
 // (same body, same bytes), every event ends with a blank line, and flush is
-// called after each event. The whole stream is built before the first byte
-// is written, so a body that cannot be streamed returns an error (wrapping
-// ErrMalformed, or ErrNoUsage for an Anthropic body without usage) and writes
-// nothing.
+// called after each event. It is written lazily, in time linear in the size
+// of body (DESIGN §12.10.1): each event goes out as soon as it is built. A
+// body whose shape cannot be streamed is found by a first pass that writes
+// nothing, so it returns an error (wrapping ErrMalformed) with nothing
+// written.
 //
 // OpenAI chat, per choice: a chunk with delta.role (and "content": "" or null,
 // "refusal": null when the message has that key, and the choice's logprobs),
-// content deltas of about 16 runes cut after whitespace where possible,
-// refusal deltas likewise, then per tool call a delta with index, id, type,
-// function.name and empty arguments followed by argument pieces, then a chunk
-// with an empty delta and the finish_reason. With includeUsage every chunk
-// carries "usage": null and a usage-only chunk ("choices": []) follows.
-// Last comes `data: [DONE]`. Every chunk repeats id, created, model,
-// service_tier and system_fingerprint (the latter two when the body has
-// them). Legacy completions: text chunks, then a chunk with "text": "" and
-// the finish_reason, usage as above.
+// then every other string member of the message (reasoning_content, vendor
+// members; sorted by name) in pieces of about 16 runes cut after whitespace
+// where possible (one delta with "" for an empty string), content deltas
+// likewise, refusal deltas likewise, then per tool call a delta with index,
+// id, type, function.name and empty arguments followed by argument pieces,
+// then one delta per remaining non-string member of the message (sorted by
+// name, its value whole), then a chunk with an empty delta and the
+// finish_reason: every member of the stored message reaches the client
+// (DESIGN §12.10.2). With includeUsage every chunk carries "usage": null and
+// a usage-only chunk ("choices": []) follows. Last comes `data: [DONE]`.
+// Every chunk repeats id, created, model, service_tier and system_fingerprint
+// (the latter two when the body has them). Legacy completions: text chunks,
+// then a chunk with "text": "" and the finish_reason, usage as above.
 func (o OpenAIWire) SynthesizeStream(body map[string]any, includeUsage bool, w io.Writer, flush func()) error {
-	events, err := openaiEvents(o.endpoint == Completions, body, includeUsage)
-	if err != nil {
-		return err
-	}
-	return WriteEvents(events, w, flush)
+	return WriteLazily(w, flush, func(e *Emitter) error {
+		return openaiStream(o.endpoint == Completions, body, includeUsage, e)
+	})
 }
 
 // WriteEvents writes each event with one Write, calling flush (when not nil)
@@ -59,6 +65,127 @@ func WriteEvents(events [][]byte, w io.Writer, flush func()) error {
 	return nil
 }
 
+// Emitter writes the events of a synthesized stream as they are produced,
+// one Write (and flush) per event; in the dry run of WriteLazily it writes
+// nothing, so that a generator only checks its body.
+type Emitter struct {
+	w     io.Writer
+	flush func()
+	dry   bool
+}
+
+// WriteLazily runs gen twice: a dry run that only checks the body (an error
+// there is returned with nothing written), then the real run, in which every
+// event is written as soon as gen builds it. The stream is never held in
+// memory whole, so its first byte goes out before its last event is built.
+func WriteLazily(w io.Writer, flush func(), gen func(e *Emitter) error) error {
+	if err := gen(&Emitter{dry: true}); err != nil {
+		return err
+	}
+	return gen(&Emitter{w: w, flush: flush})
+}
+
+// Dry reports whether this is the checking pass (nothing is written).
+func (e *Emitter) Dry() bool { return e.dry }
+
+// Raw writes one complete event as it is.
+func (e *Emitter) Raw(ev []byte) error {
+	if e.dry {
+		return nil
+	}
+	if _, err := e.w.Write(ev); err != nil {
+		return err
+	}
+	if e.flush != nil {
+		e.flush()
+	}
+	return nil
+}
+
+// Data writes one SSE event with v as its data (DataEvent).
+func (e *Emitter) Data(v any) error {
+	if e.dry {
+		return nil
+	}
+	ev, err := DataEvent(v)
+	if err != nil {
+		return err
+	}
+	return e.Raw(ev)
+}
+
+// Named writes one SSE event with an `event:` line (NamedEvent).
+func (e *Emitter) Named(name string, v any) error {
+	if e.dry {
+		return nil
+	}
+	ev, err := NamedEvent(name, v)
+	if err != nil {
+		return err
+	}
+	return e.Raw(ev)
+}
+
+// hole marks where a piece goes in an event template; holeJSON is how it
+// is encoded.
+const (
+	hole     = "\x00traceforge-piece\x00"
+	holeJSON = `"\u0000traceforge-piece\u0000"`
+)
+
+// DataPieces writes one data event per piece of s (EachPiece(s, n)): the
+// event of v(piece). The event around the piece is encoded once, with a
+// placeholder where the piece goes, and each piece is then encoded alone
+// into that template: a long string costs one small encoding per piece,
+// not one whole event (the bytes are those of DataEvent(v(piece))).
+func (e *Emitter) DataPieces(s string, n int, v func(piece string) any) error {
+	return e.pieces("", s, n, v)
+}
+
+// NamedPieces is DataPieces for events with an `event:` line.
+func (e *Emitter) NamedPieces(name, s string, n int, v func(piece string) any) error {
+	return e.pieces(name, s, n, v)
+}
+
+func (e *Emitter) pieces(name, s string, n int, v func(piece string) any) error {
+	if e.dry || s == "" {
+		return nil
+	}
+	var tmpl []byte
+	var err error
+	if name == "" {
+		tmpl, err = DataEvent(v(hole))
+	} else {
+		tmpl, err = NamedEvent(name, v(hole))
+	}
+	if err != nil {
+		return err
+	}
+	// The last occurrence is the placeholder: only the piece's own value
+	// follows it, and that holds no strings.
+	at := bytes.LastIndex(tmpl, []byte(holeJSON))
+	if at < 0 {
+		return fmt.Errorf("%w: event template without its piece", ErrMalformed)
+	}
+	prefix, suffix := tmpl[:at], tmpl[at+len(holeJSON):]
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for piece := range EachPiece(s, n) {
+		buf.Reset()
+		buf.Write(prefix)
+		if err := enc.Encode(piece); err != nil {
+			return fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		buf.Write(suffix)
+		if err := e.Raw(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DataEvent is one SSE event with v as its data and no `event:` line.
 func DataEvent(v any) ([]byte, error) {
 	b, err := Marshal(v)
@@ -66,6 +193,7 @@ func DataEvent(v any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	var out bytes.Buffer
+	out.Grow(len(b) + 8)
 	out.WriteString("data: ")
 	out.Write(b)
 	out.WriteString("\n\n")
@@ -81,13 +209,35 @@ func NamedEvent(name string, v any) ([]byte, error) {
 	return append([]byte("event: "+name+"\n"), b...), nil
 }
 
-func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][]byte, error) {
+// chatDeltaMembers are the message members the chat stream carries in their
+// own way; every other member is streamed generically.
+var chatDeltaMembers = map[string]bool{"role": true, "content": true, "refusal": true, "function_call": true, "tool_calls": true}
+
+// otherMembers returns the members of msg not in chatDeltaMembers, sorted,
+// split into string ones and the rest.
+func otherMembers(msg map[string]any) (strs, others []string) {
+	for k, v := range msg {
+		if chatDeltaMembers[k] {
+			continue
+		}
+		if _, ok := v.(string); ok {
+			strs = append(strs, k)
+		} else {
+			others = append(others, k)
+		}
+	}
+	sort.Strings(strs)
+	sort.Strings(others)
+	return strs, others
+}
+
+func openaiStream(completions bool, body map[string]any, includeUsage bool, e *Emitter) error {
 	if body == nil {
-		return nil, fmt.Errorf("%w: no response body", ErrMalformed)
+		return fmt.Errorf("%w: no response body", ErrMalformed)
 	}
 	choices, ok := body["choices"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, TypeName(body["choices"]))
+		return fmt.Errorf("%w: /choices is %s, not an array", ErrMalformed, TypeName(body["choices"]))
 	}
 	object := "chat.completion.chunk"
 	if completions {
@@ -99,18 +249,18 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 			header = append(header, kv{k, v})
 		}
 	}
-	chunk := func(choices []any, usage any) ordered {
-		c := append(append(ordered{}, header...), kv{"choices", choices})
+	chunkOf := func(choices []any, usage any) ordered {
+		c := append(append(make(ordered, 0, len(header)+2), header...), kv{"choices", choices})
 		if includeUsage {
 			c = append(c, kv{"usage", usage})
 		}
 		return c
 	}
-	var objs []ordered
+	chunk := func(choices []any, usage any) error { return e.Data(chunkOf(choices, usage)) }
 	for ci, c := range choices {
 		cm, ok := c.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: /choices/%d is %s, not an object", ErrMalformed, ci, TypeName(c))
+			return fmt.Errorf("%w: /choices/%d is %s, not an object", ErrMalformed, ci, TypeName(c))
 		}
 		index := cm["index"]
 		if index == nil {
@@ -120,22 +270,39 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 		if completions {
 			text, ok := cm["text"].(string)
 			if !ok && cm["text"] != nil {
-				return nil, fmt.Errorf("%w: /choices/%d/text is %s, not a string", ErrMalformed, ci, TypeName(cm["text"]))
+				return fmt.Errorf("%w: /choices/%d/text is %s, not a string", ErrMalformed, ci, TypeName(cm["text"]))
 			}
 			lp := cm["logprobs"]
-			for _, piece := range Pieces(text, TextPiece) {
-				objs = append(objs, chunk([]any{ordered{{"text", piece}, {"index", index}, {"logprobs", lp}, {"finish_reason", nil}}}, nil))
+			// The first piece carries the logprobs, the others null.
+			first, rest := splitFirstPiece(text, TextPiece)
+			if first != "" {
+				if err := chunk([]any{ordered{{"text", first}, {"index", index}, {"logprobs", lp}, {"finish_reason", nil}}}, nil); err != nil {
+					return err
+				}
 				lp = nil
 			}
-			objs = append(objs, chunk([]any{ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}}}, nil))
+			if err := e.DataPieces(rest, TextPiece, func(piece string) any {
+				return chunkOf([]any{ordered{{"text", piece}, {"index", index}, {"logprobs", nil}, {"finish_reason", nil}}}, nil)
+			}); err != nil {
+				return err
+			}
+			if err := chunk([]any{ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}}}, nil); err != nil {
+				return err
+			}
 			continue
 		}
 		msg, ok := cm["message"].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: /choices/%d/message is %s, not an object", ErrMalformed, ci, TypeName(cm["message"]))
+			return fmt.Errorf("%w: /choices/%d/message is %s, not an object", ErrMalformed, ci, TypeName(cm["message"]))
 		}
-		delta := func(d ordered, lp, fr any) ordered {
-			return chunk([]any{ordered{{"index", index}, {"delta", d}, {"logprobs", lp}, {"finish_reason", fr}}}, nil)
+		deltaOf := func(d ordered, lp, fr any) ordered {
+			return chunkOf([]any{ordered{{"index", index}, {"delta", d}, {"logprobs", lp}, {"finish_reason", fr}}}, nil)
+		}
+		delta := func(d ordered, lp, fr any) error { return e.Data(deltaOf(d, lp, fr)) }
+		// pieces streams a string: one delta per piece, wrap(piece) being
+		// the delta's content.
+		pieces := func(s string, n int, wrap func(piece string) ordered) error {
+			return e.DataPieces(s, n, func(piece string) any { return deltaOf(wrap(piece), nil, nil) })
 		}
 		role := msg["role"]
 		if role == nil {
@@ -150,31 +317,46 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 			first = append(first, kv{"refusal", nil})
 		}
 		first[1].v = emptyIfString(first[1].v)
-		objs = append(objs, delta(first, cm["logprobs"], nil))
-		for _, piece := range Pieces(content, TextPiece) {
-			objs = append(objs, delta(ordered{{"content", piece}}, nil, nil))
+		if err := delta(first, cm["logprobs"], nil); err != nil {
+			return err
+		}
+		strs, others := otherMembers(msg)
+		for _, k := range strs {
+			// An empty member still arrives, as one "" delta.
+			if v := msg[k].(string); v == "" {
+				if err := delta(ordered{{k, ""}}, nil, nil); err != nil {
+					return err
+				}
+			} else if err := pieces(v, TextPiece, func(p string) ordered { return ordered{{k, p}} }); err != nil {
+				return err
+			}
+		}
+		if err := pieces(content, TextPiece, func(p string) ordered { return ordered{{"content", p}} }); err != nil {
+			return err
 		}
 		if r, ok := msg["refusal"].(string); ok {
-			for _, piece := range Pieces(r, TextPiece) {
-				objs = append(objs, delta(ordered{{"refusal", piece}}, nil, nil))
+			if err := pieces(r, TextPiece, func(p string) ordered { return ordered{{"refusal", p}} }); err != nil {
+				return err
 			}
 		}
 		if fc, ok := msg["function_call"].(map[string]any); ok {
 			args, _ := fc["arguments"].(string)
-			objs = append(objs, delta(ordered{{"function_call", ordered{{"name", fc["name"]}, {"arguments", ""}}}}, nil, nil))
-			for _, piece := range Pieces(args, ArgsPiece) {
-				objs = append(objs, delta(ordered{{"function_call", ordered{{"arguments", piece}}}}, nil, nil))
+			if err := delta(ordered{{"function_call", ordered{{"name", fc["name"]}, {"arguments", ""}}}}, nil, nil); err != nil {
+				return err
+			}
+			if err := pieces(args, ArgsPiece, func(p string) ordered { return ordered{{"function_call", ordered{{"arguments", p}}}} }); err != nil {
+				return err
 			}
 		}
 		if tc, present := msg["tool_calls"]; present && tc != nil {
 			calls, ok := tc.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls is %s, not an array", ErrMalformed, ci, TypeName(tc))
+				return fmt.Errorf("%w: /choices/%d/message/tool_calls is %s, not an array", ErrMalformed, ci, TypeName(tc))
 			}
 			for ti, call := range calls {
 				cm, ok := call.(map[string]any)
 				if !ok {
-					return nil, fmt.Errorf("%w: /choices/%d/message/tool_calls/%d is %s, not an object", ErrMalformed, ci, ti, TypeName(call))
+					return fmt.Errorf("%w: /choices/%d/message/tool_calls/%d is %s, not an object", ErrMalformed, ci, ti, TypeName(call))
 				}
 				kind, field := "function", "arguments"
 				if _, ok := cm["custom"].(map[string]any); ok {
@@ -187,29 +369,33 @@ func openaiEvents(completions bool, body map[string]any, includeUsage bool) ([][
 					typ = kind
 				}
 				start := ordered{{"index", Num(int64(ti))}, {"id", cm["id"]}, {"type", typ}, {kind, ordered{{"name", fn["name"]}, {field, ""}}}}
-				objs = append(objs, delta(ordered{{"tool_calls", []any{start}}}, nil, nil))
-				for _, piece := range Pieces(args, ArgsPiece) {
-					more := ordered{{"index", Num(int64(ti))}, {kind, ordered{{field, piece}}}}
-					objs = append(objs, delta(ordered{{"tool_calls", []any{more}}}, nil, nil))
+				if err := delta(ordered{{"tool_calls", []any{start}}}, nil, nil); err != nil {
+					return err
+				}
+				if err := pieces(args, ArgsPiece, func(p string) ordered {
+					return ordered{{"tool_calls", []any{ordered{{"index", Num(int64(ti))}, {kind, ordered{{field, p}}}}}}}
+				}); err != nil {
+					return err
 				}
 			}
 		}
-		objs = append(objs, delta(ordered{}, nil, finish))
+		for _, k := range others {
+			if err := delta(ordered{{k, msg[k]}}, nil, nil); err != nil {
+				return err
+			}
+		}
+		if err := delta(ordered{}, nil, finish); err != nil {
+			return err
+		}
 	}
 	if includeUsage {
 		if u, ok := body["usage"]; ok && u != nil {
-			objs = append(objs, chunk([]any{}, u))
+			if err := chunk([]any{}, u); err != nil {
+				return err
+			}
 		}
 	}
-	events := make([][]byte, 0, len(objs)+1)
-	for _, o := range objs {
-		ev, err := DataEvent(o)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, ev)
-	}
-	return append(events, []byte("data: [DONE]\n\n")), nil
+	return e.Raw([]byte("data: [DONE]\n\n"))
 }
 
 func emptyIfString(v any) any {
@@ -223,29 +409,45 @@ func emptyIfString(v any) any {
 // last whitespace of a window where there is one. "" gives no pieces.
 func Pieces(s string, n int) []string {
 	var out []string
-	for s != "" {
-		if utf8.RuneCountInString(s) <= n {
-			out = append(out, s)
-			break
-		}
-		cut, count, lastSpace := 0, 0, -1
-		for i, r := range s {
-			if count == n {
-				cut = i
-				break
-			}
-			count++
-			if unicode.IsSpace(r) && count > 1 {
-				lastSpace = i + utf8.RuneLen(r)
-			}
-		}
-		if lastSpace > 0 {
-			cut = lastSpace
-		}
-		out = append(out, s[:cut])
-		s = s[cut:]
+	for p := range EachPiece(s, n) {
+		out = append(out, p)
 	}
 	return out
+}
+
+// splitFirstPiece returns the first piece of s and the rest of s.
+func splitFirstPiece(s string, n int) (first, rest string) {
+	for p := range EachPiece(s, n) {
+		return p, s[len(p):]
+	}
+	return "", ""
+}
+
+// EachPiece yields the pieces of Pieces one at a time, in time linear in
+// len(s): each step looks at the next n runes only, never at the rest of s.
+func EachPiece(s string, n int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for s != "" {
+			cut, count, lastSpace := len(s), 0, -1
+			for i, r := range s {
+				if count == n {
+					cut = i
+					break
+				}
+				count++
+				if unicode.IsSpace(r) && count > 1 {
+					lastSpace = i + utf8.RuneLen(r)
+				}
+			}
+			if cut < len(s) && lastSpace > 0 {
+				cut = lastSpace
+			}
+			if !yield(s[:cut]) {
+				return
+			}
+			s = s[cut:]
+		}
+	}
 }
 
 // SynthesizeBody builds a full non-streamed response body for a snapshot that

@@ -27,6 +27,11 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	rel := snapshot.RelPath(p, id)
 	src := c.src
 
+	// The run's totals count every call the upstream answered completely,
+	// whatever becomes of its snapshot: that is what the run spent.
+	// --only-missing hits never reach the upstream and are not counted.
+	model, _ := req.Body["model"].(string)
+	r.totals.Add(p, string(req.Endpoint), model, snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body})
 	r.mu.Lock()
 	r.counts.tokens += fields.TokensUsed
 	st := r.run[key]
@@ -49,9 +54,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		}
 		if st.isOK() {
 			r.count(func(c *counts) { c.unchanged++ })
-			if src.Less(st.source) {
-				r.rewriteSource(c, st, src)
-			}
+			st.seeSource(src, c.describe())
 			return
 		}
 		// The first answer could not be stored (refused, collision): this
@@ -61,17 +64,13 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	}
 
 	if old != nil && provider.Equal(old.Record.Response.Fields, fields) {
-		st.rec, st.source = old.Record.Raw, old.Record.Source
-		if r.storage.keepsSource(src, old.Record.Source) {
-			st.setOK()
-			r.count(func(c *counts) { c.unchanged++ })
-			return
-		}
-		// Same answer, new place in the code: rewrite the source only,
-		// keeping the timestamp and the response (DESIGN §11 "Source").
-		if r.rewriteSource(c, st, src) {
-			r.count(func(c *counts) { c.sourceUpdated++ })
-		}
+		// Same answer: the file stays as it is. Where the call was made is
+		// settled once the run is over (settleSources), so that calls from
+		// several places never rewrite it back and forth.
+		st.rec, st.source, st.kept = old.Record.Raw, old.Record.Source, true
+		st.setOK()
+		st.seeSource(src, c.describe())
+		r.count(func(c *counts) { c.unchanged++ })
 		return
 	}
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
@@ -81,10 +80,11 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})
 		return
 	}
-	if !r.write(c, p, id, key, rec) {
+	if !r.write(c.describe(), p, id, key, rec) {
 		return
 	}
 	st.rec, st.source = rec, src
+	st.seeSource(src, c.describe())
 	st.setOK()
 	if old != nil {
 		r.count(func(c *counts) { c.changed++ })
@@ -111,9 +111,37 @@ func (r *Recorder) count(f func(*counts)) {
 	r.mu.Unlock()
 }
 
+// settleSources gives each snapshot of the run the source §11 asks for,
+// once the run is over: of the places one key was called from, the
+// smallest (storage.keepsSource decides whether it replaces the stored
+// one). A kept file is rewritten only when that source differs from the
+// stored one, so an unchanged answer called from the same places as before
+// is never rewritten (DESIGN §12.10.6), whatever order the calls came in.
+func (r *Recorder) settleSources() {
+	r.mu.Lock()
+	keys := make([]string, 0, len(r.run))
+	for k := range r.run {
+		keys = append(keys, k)
+	}
+	r.mu.Unlock()
+	sort.Strings(keys)
+	for _, key := range keys {
+		r.mu.Lock()
+		st := r.run[key]
+		r.mu.Unlock()
+		st.mu.Lock()
+		if st.isOK() && st.rec != nil && st.seen && !r.storage.keepsSource(st.minSource, st.source) {
+			if r.rewriteSource(st, key, st.minCall, st.minSource) && st.kept {
+				r.count(func(c *counts) { c.unchanged--; c.sourceUpdated++ })
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
 // rewriteSource stores st's record again with a new source; the timestamp and
 // response stay. It reports whether the file was written. st.mu is held.
-func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool {
+func (r *Recorder) rewriteSource(st *keyState, key, call string, src source.Source) bool {
 	rec := make(map[string]any, len(st.rec))
 	for k, v := range st.rec {
 		rec[k] = v
@@ -122,11 +150,11 @@ func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool 
 	if err := snapshot.Rehash(rec); err != nil {
 		return false
 	}
-	if !r.write(c, st.provider, c.req.ID(), c.req.Key, rec) {
+	id, _ := rec["id"].(string)
+	if !r.write(call, st.provider, id, key, rec) {
 		return false
 	}
 	st.rec, st.source = rec, src
-	st.setOK()
 	r.logf("source of %s is now %s", path.Join(r.display, st.rel), src)
 	return true
 }
@@ -134,11 +162,11 @@ func (r *Recorder) rewriteSource(c *call, st *keyState, src source.Source) bool 
 // write checks a record exactly as verify would see its file, then writes
 // it atomically. Refusals and id collisions are listed. The key's lock is
 // held, so one file has one writer at a time.
-func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
+func (r *Recorder) write(call string, p, id, key string, rec map[string]any) bool {
 	rel := snapshot.RelPath(p, id)
 	refuse := func(msg string, details []string, fix string) bool {
 		// No File: nothing was written; the details name JSON pointers.
-		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key, Message: msg, Details: details, Fix: fix})
+		r.addProblem(&problem{Kind: KindRefused, Call: call, ID: id, Key: key, Message: msg, Details: details, Fix: fix})
 		return false
 	}
 	doc, err := snapshot.FileDocument(rec)
@@ -149,8 +177,8 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 	if err != nil {
 		return refuse("cannot encode the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
 	}
-	if int64(len(data)) > snapshot.MaxSnapshotFileSize {
-		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), snapshot.MaxSnapshotFileSize>>20), nil, "lower max_tokens for the recorded calls")
+	if int64(len(data)) > maxSnapshot {
+		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), maxSnapshot>>20), nil, "lower max_tokens for the recorded calls")
 	}
 	v, err := snapshot.Decode(data)
 	if err != nil {
@@ -177,7 +205,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 		return refuse("the snapshot fails the checks verify runs; not written", details, strings.Join(fixes, "; "))
 	}
 	collision := func(otherRel, otherKey string) bool {
-		r.addProblem(&problem{Kind: KindCollision, Call: c.describe(), ID: id, Key: key,
+		r.addProblem(&problem{Kind: KindCollision, Call: call, ID: id, Key: key,
 			Message: fmt.Sprintf("id %s is already taken by %s, a different request (key %s); this call's key is %s; not written", id, path.Join(r.display, otherRel), otherKey, key),
 			Fix:     "change the request slightly (e.g. the prompt) so that its key differs, and report the collision to the traceforge maintainers"})
 		return false
@@ -207,7 +235,7 @@ func (r *Recorder) write(c *call, p, id, key string, rec map[string]any) bool {
 		if errors.Is(err, snapshot.ErrLocked) {
 			fix = "another traceforge record holds the snapshot folder; let it finish and record again"
 		}
-		r.addProblem(&problem{Kind: KindWriteFailed, Call: c.describe(), ID: id, Key: key, File: rel,
+		r.addProblem(&problem{Kind: KindWriteFailed, Call: call, ID: id, Key: key, File: rel,
 			Message: err.Error(), Fix: fix})
 		return false
 	}

@@ -79,8 +79,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	c := &call{arrival: arrival, method: req.Method, path: req.URL.Path, original: body, upstream: body}
-	srcValue := req.Header.Get(source.Header)
 	srcPresent := len(req.Header.Values(source.Header)) > 0
+	// The source names the call in every problem, including those of
+	// calls that cannot be keyed (DESIGN §12.10.6).
+	src, serr := source.Parse(req.Header.Get(source.Header))
+	if srcPresent && serr == nil {
+		c.src = src
+	}
 	req.Header.Del(source.Header)
 	r.mu.Lock()
 	r.counts.calls++
@@ -123,20 +128,17 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 		if srcPresent {
-			s, serr := source.Parse(srcValue)
-			if serr == nil {
-				c.src = s
-			} else {
+			if serr != nil {
 				c.skip = true
 				r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 					Message: "malformed " + source.Header + " header (" + serr.Error() + "); forwarded, not snapshotted",
-					Fix:     sourceFix})
+					Fix:     sourceFix(req.Header.Get("User-Agent"))})
 			}
 		} else {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindNoSource, Call: c.describe(), ID: parsed.ID(), Key: parsed.Key,
 				Message: "no " + source.Header + " header: traceforge cannot tell which line made this call; forwarded, not snapshotted",
-				Fix:     sourceFix})
+				Fix:     sourceFix(req.Header.Get("User-Agent"))})
 		}
 		// Formats whose streams carry usage only on request get it asked
 		// for (DESIGN §11); the application's stream is stripped of it.
@@ -156,10 +158,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.proxy.ServeHTTP(w, req)
 }
-
-// sourceFix says how to attribute calls (docs/sources.md has the details).
-const sourceFix = "set the " + source.Header + " header on every LLM call: in Go wrap the SDK's HTTP client with traceforge.SourceTransport; " +
-	"for the Node and Python SDKs use the snippets in docs/sources.md"
 
 // serveHit answers an --only-missing hit from the set.
 func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s *check.Snapshot) {
@@ -317,8 +315,17 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 			Fix:     "fix the cause (API key, quota, request) and record again; a later successful retry of the same request clears this"})
 		return nil
 	}
+	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); !resp.Uncompressed && !decodable(enc) {
+		// The proxy asked only for what it can decode (reduceAcceptEncoding);
+		// an upstream that answers otherwise is passed through untouched —
+		// never half-rewritten into an empty reply — and not snapshotted.
+		r.addProblem(&problem{Kind: KindBadResponse, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+			Message: fmt.Sprintf("the upstream answered with Content-Encoding %q, which traceforge did not ask for and cannot decode; passed to the application unchanged, not snapshotted", enc),
+			Fix:     "make the upstream honour Accept-Encoding (traceforge asks only for gzip, deflate or identity), or record against another upstream"})
+		return nil
+	}
 	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
-	t := &tee{r: r, c: c, src: resp.Body}
+	t := &tee{r: r, c: c, src: resp.Body, ctx: resp.Request.Context()}
 	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if resp.Uncompressed || t.encoding == "identity" {
@@ -438,6 +445,16 @@ func decodeAll(raw []byte, encoding string, uncompressed bool) []byte {
 	return out
 }
 
+// decodable reports whether traceforge can decode a Content-Encoding: the
+// ones reduceAcceptEncoding lets the application ask for.
+func decodable(encoding string) bool {
+	switch encoding {
+	case "", "identity", "gzip", "x-gzip", "deflate":
+		return true
+	}
+	return false
+}
+
 // errUnsupportedEncoding: the upstream used a Content-Encoding traceforge
 // cannot decode.
 var errUnsupportedEncoding = errors.New("unsupported Content-Encoding")
@@ -491,7 +508,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 	clientGone := req.Context().Err() != nil
 	if c != nil && !c.skip {
 		pr := &problem{Kind: KindUnreachable, Call: c.describe(), resolvable: true,
-			Message: fmt.Sprintf("upstream %s could not be reached (%v); the application got a 502, not snapshotted", serve.RedactURL(base), err),
+			Message: fmt.Sprintf("upstream %s could not be reached (%s); the application got a 502, not snapshotted", serve.RedactURL(base), serve.RedactURLIn(err.Error(), base, req.URL)),
 			Fix:     fix}
 		if clientGone {
 			pr.Kind = KindClientClosed
@@ -507,7 +524,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
-	body := f.ErrorBody(f.ErrorType(http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+err.Error())
+	body := f.ErrorBody(f.ErrorType(http.StatusBadGateway), "", "traceforge record: upstream "+serve.RedactURL(base)+" could not be reached: "+serve.RedactURLIn(err.Error(), base, req.URL))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadGateway)
 	_, _ = w.Write(append(body, '\n'))

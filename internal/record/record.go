@@ -26,6 +26,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
@@ -165,8 +166,9 @@ type Recorder struct {
 	problems   []*problem
 	problemIdx map[string]*problem
 	counts     counts
-	dirty      bool    // the run storage's manifest is behind r.entries
-	storage    storage // how the folder is read and written (storage.go)
+	totals     *ledger.Totals // the upstream calls answered in this run (DESIGN §12.6)
+	dirty      bool           // the run storage's manifest is behind r.entries
+	storage    storage        // how the folder is read and written (storage.go)
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -194,6 +196,19 @@ type keyState struct {
 	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
 	source   source.Source   // the source of the stored record
 	rec      map[string]any  // the stored record (for source-only rewrites)
+	kept     bool            // the stored file is the one found at start
+	// The smallest source this run's calls with the stored answer came
+	// from, and the call that sent it; settleSources stores it at the end.
+	seen      bool
+	minSource source.Source
+	minCall   string
+}
+
+// seeSource notes that a call from src got the stored answer. st.mu is held.
+func (s *keyState) seeSource(src source.Source, call string) {
+	if !s.seen || src.Less(s.minSource) {
+		s.seen, s.minSource, s.minCall = true, src, call
+	}
 }
 
 func (s *keyState) isOK() bool { return s.okFlag.Load() }
@@ -226,6 +241,11 @@ func New(cfg Config) (*Recorder, error) {
 		r.now = time.Now
 	}
 	r.started = r.now()
+	var prices map[string]check.Price
+	if cfg.Check.Config != nil {
+		prices = cfg.Check.Config.Prices
+	}
+	r.totals = ledger.NewTotals(prices)
 	dir := cfg.Dir
 	if dir == "" {
 		dir = DefaultDir
@@ -278,9 +298,10 @@ func New(cfg Config) (*Recorder, error) {
 	return r, nil
 }
 
-// Upstreams returns the upstream base URLs in use.
+// Upstreams returns the upstream base URLs in use, as shown to people
+// (serve.RedactURL: no user info, query values REDACTED).
 func (r *Recorder) Upstreams() (openai, anthropic string) {
-	return r.openai.String(), r.anthropic.String()
+	return serve.RedactURL(r.openai), serve.RedactURL(r.anthropic)
 }
 
 // Upstream returns the base URL calls of provider p are forwarded to

@@ -510,6 +510,19 @@ func TestMissingOrMalformedSource(t *testing.T) {
 	verifySet(t, dir)
 }
 
+// A call without a source is listed with a fix that names the library its
+// User-Agent shows and the helper that fits.
+func TestMissingSourceHintNamesTheClient(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, fake, nil)
+	p.do("/v1/chat/completions", openaiChat("Who sent me?"), map[string]string{"User-Agent": "OpenAI/JS 6.49.0", "X-Traceforge-Source": ""})
+	out := summaryText(p.finish())
+	if !strings.Contains(out, "came from a Node SDK (User-Agent OpenAI/JS 6.49.0)") || !strings.Contains(out, "traceforgeFetch()") {
+		t.Errorf("the summary does not name the client and its helper:\n%s", out)
+	}
+}
+
 func TestPolicyViolationsRefused(t *testing.T) {
 	hot := openaiChat("Be creative")
 	hot["temperature"] = 0.7

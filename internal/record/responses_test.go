@@ -2,6 +2,8 @@ package record_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"reflect"
 	"sort"
 	"strings"
@@ -199,4 +201,30 @@ func keysOf(m map[string][]byte) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestResponsesOtherRoutesForwarded: retrieving a stored response (GET
+// /v1/responses/{id}) is forwarded to the upstream and answered, not
+// snapshotted, and listed (record exits 1).
+func TestResponsesOtherRoutesForwarded(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, fake, nil)
+	r := p.do("/v1/responses", responsesReq("Store me"), nil)
+	id, _ := jsonObject(t, r.body)["id"].(string)
+	req, _ := http.NewRequest(http.MethodGet, p.srv.URL+"/v1/responses/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || jsonObject(t, body)["id"] != id || fake.LastRequest().Path != "/v1/responses/"+id {
+		t.Fatalf("GET forwarded: %d %s (upstream saw %s)", resp.StatusCode, body, fake.LastRequest().Path)
+	}
+	s := p.finish()
+	if !s.Failed() || !hasKind(s, record.KindUnknownPath) || len(snapshots(t, dir)) != 1 {
+		t.Fatalf("want the create call snapshotted and the GET listed:\n%s", summaryText(s))
+	}
 }

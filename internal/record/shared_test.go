@@ -104,7 +104,9 @@ func TestLockPerCommitWaitsForTheLock(t *testing.T) {
 	p := newProxy(t, dir, fake, func(c *record.Config) { shared(c); c.LockTimeout = 300 * time.Millisecond })
 	p.do("/v1/chat/completions", openaiChat("First"), nil)
 
-	unlock, err := st.Lock()
+	// The commit may still be finishing when the client has the whole
+	// answer; it must release the lock promptly, not hold it till the next.
+	unlock, err := st.LockWait(5 * time.Second)
 	if err != nil {
 		t.Fatalf("the recorder holds the lock between commits: %v", err)
 	}
@@ -115,7 +117,7 @@ func TestLockPerCommitWaitsForTheLock(t *testing.T) {
 		t.Errorf("the commit did not wait for the lock")
 	}
 
-	unlock, err = st.Lock()
+	unlock, err = st.LockWait(5 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

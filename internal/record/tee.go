@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ type tee struct {
 	r   *Recorder
 	c   *call
 	src io.ReadCloser
+	ctx context.Context // the call's: done when the application hung up
 
 	sse          bool
 	encoding     string // Content-Encoding of src ("" = identity)
@@ -34,10 +36,11 @@ type tee struct {
 	pending bytes.Buffer // stripped bytes not yet handed out
 	scratch []byte
 
-	buf      bytes.Buffer // JSON answer, or the raw compressed answer
-	fed      int64
-	tooLarge bool
-	readErr  error
+	buf       bytes.Buffer // JSON answer, or the raw compressed answer
+	fed       int64
+	nextCheck int64 // fed at which the assembler's size is looked at next
+	tooLarge  bool
+	readErr   error
 
 	once sync.Once
 }
@@ -98,22 +101,74 @@ func (t *tee) Read(p []byte) (int, error) {
 	}
 }
 
+// maxSnapshot is the snapshot file cap the proxy applies (a variable so
+// that tests can lower it).
+var maxSnapshot int64 = snapshot.MaxSnapshotFileSize
+
+// heldCheckEvery is how often (in stream bytes) the assembler's size is
+// compared with the cap.
+const heldCheckEvery = 64 << 10
+
 // observe feeds bytes to the snapshot side, up to the snapshot file cap.
+// The cap applies to the snapshot, not to the bytes on the wire: a stream
+// is capped by what its assembler holds (DESIGN §12.10.6), since its
+// framing can be thirty times the answer; everything else by its bytes.
 func (t *tee) observe(b []byte) {
 	if t.tooLarge || len(b) == 0 {
 		return
 	}
 	t.fed += int64(len(b))
-	if t.fed > snapshot.MaxSnapshotFileSize {
+	if t.sse && t.observedEncoding() == "" {
+		_, _ = t.asm.Write(b) // a malformed stream is reported by Done
+		if t.assemblerTooLarge() {
+			t.tooLarge = true
+		}
+		return
+	}
+	if t.fed > maxSnapshot {
 		t.tooLarge = true
 		t.buf = bytes.Buffer{}
 		return
 	}
-	if t.sse && t.observedEncoding() == "" {
-		_, _ = t.asm.Write(b) // a malformed stream is reported by Done
-		return
-	}
 	t.buf.Write(b)
+}
+
+// assemblerTooLarge reports whether the stream's assembler holds more than
+// the cap (looked at every heldCheckEvery bytes; an assembler that cannot
+// tell its size is capped by the bytes fed).
+func (t *tee) assemblerTooLarge() bool {
+	sized, ok := t.asm.(provider.SizedAssembler)
+	if !ok {
+		return t.fed > maxSnapshot
+	}
+	if t.fed < t.nextCheck {
+		return false
+	}
+	t.nextCheck = t.fed + heldCheckEvery
+	return sized.Held() > maxSnapshot
+}
+
+// feed decodes a complete compressed stream into the assembler, under the
+// same cap as observe.
+func (t *tee) feed(d io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := d.Read(buf)
+		if n > 0 {
+			t.fed += int64(n)
+			_, _ = t.asm.Write(buf[:n])
+			if t.assemblerTooLarge() {
+				t.tooLarge = true
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // end is called once the upstream body ended (io.EOF) or broke.
@@ -124,6 +179,12 @@ func (t *tee) end(err error) {
 			return
 		}
 		c := t.c
+		if t.ctx != nil && t.ctx.Err() != nil {
+			// The read failed because the application hung up (its
+			// request's context ended), not because the upstream did.
+			t.clientClosed()
+			return
+		}
 		kind, msg := KindBroken, fmt.Sprintf("the upstream answer broke off before it was complete (%v); the application saw the same; not snapshotted", err)
 		if errors.Is(err, errUnsupportedEncoding) {
 			kind, msg = KindBadResponse, fmt.Sprintf("%v; not snapshotted", err)
@@ -135,13 +196,16 @@ func (t *tee) end(err error) {
 
 func (t *tee) Close() error {
 	err := t.src.Close()
-	t.once.Do(func() {
-		c := t.c
-		t.r.addProblem(&problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
-			Message: "the application stopped reading before the answer was complete; not snapshotted",
-			Fix:     "let the call finish (check the application's timeouts) and record again"})
-	})
+	t.once.Do(t.clientClosed)
 	return err
+}
+
+// clientClosed lists the call as ended by the application.
+func (t *tee) clientClosed() {
+	c := t.c
+	t.r.addProblem(&problem{Kind: KindClientClosed, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true,
+		Message: "the application stopped reading before the answer was complete; not snapshotted",
+		Fix:     "let the call finish (check the application's timeouts) and record again"})
 }
 
 // complete turns a finished answer into a snapshot (or a listed problem).
@@ -155,7 +219,7 @@ func (r *Recorder) complete(t *tee) {
 		r.addProblem(&problem{Kind: kind, Call: c.describe(), ID: c.req.ID(), Key: c.req.Key, resolvable: true, Message: msg, Fix: fix})
 	}
 	if t.tooLarge {
-		fail(KindRefused, fmt.Sprintf("the answer is larger than the %d MiB snapshot limit; not snapshotted", snapshot.MaxSnapshotFileSize>>20),
+		fail(KindRefused, fmt.Sprintf("the answer is larger than the %d MiB snapshot limit; not snapshotted", maxSnapshot>>20),
 			"lower max_tokens for the recorded calls")
 		return
 	}
@@ -163,25 +227,30 @@ func (r *Recorder) complete(t *tee) {
 	if enc := t.observedEncoding(); enc != "" {
 		d, err := decoder(enc, bytes.NewReader(content))
 		if err == nil {
-			content, err = io.ReadAll(io.LimitReader(d, snapshot.MaxSnapshotFileSize+1))
+			if t.sse {
+				t.fed = 0
+				err = t.feed(d)
+			} else {
+				content, err = io.ReadAll(io.LimitReader(d, maxSnapshot+1))
+			}
 		}
 		if err != nil {
 			fail(KindBadResponse, fmt.Sprintf("cannot decode the %s answer (%v); passed through, not snapshotted", enc, err), "record again")
 			return
 		}
-		if int64(len(content)) > snapshot.MaxSnapshotFileSize {
-			fail(KindRefused, "the decoded answer is larger than the snapshot limit; not snapshotted", "lower max_tokens for the recorded calls")
+		if t.tooLarge || !t.sse && int64(len(content)) > maxSnapshot {
+			fail(KindRefused, fmt.Sprintf("the decoded answer is larger than the %d MiB snapshot limit; not snapshotted", maxSnapshot>>20), "lower max_tokens for the recorded calls")
 			return
-		}
-		if t.sse {
-			_, _ = t.asm.Write(content)
 		}
 	}
 	var body map[string]any
 	if t.sse {
 		b, err := t.asm.Done()
 		if err != nil {
-			if errors.Is(err, provider.ErrBrokenStream) {
+			if errors.Is(err, provider.ErrInconsistent) {
+				fail(KindBadResponse, fmt.Sprintf("the stream contradicts itself (%v): the SDKs disagree on what such a stream means, so it is refused, not guessed; not snapshotted", err),
+					"record again; if the upstream keeps sending such tool-call deltas, record the call without streaming")
+			} else if errors.Is(err, provider.ErrBrokenStream) {
 				fail(KindBroken, fmt.Sprintf("the stream ended before it was complete (%v); not snapshotted", err), "record again; a stream cut mid-way is never saved")
 			} else {
 				fail(KindBadResponse, fmt.Sprintf("the stream is not the provider's shape (%v); not snapshotted", err), "check that the upstream speaks the "+string(c.req.Provider)+" wire format")

@@ -9,12 +9,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Formats a report can be written in.
-var Formats = []string{"text", "json", "junit", "github"}
+var Formats = []string{"text", "json", "junit", "github", "html"}
 
 // Miss is a replay request that matched no snapshot (drift).
 // Key is empty for a call that could not be keyed (Reason says why).
@@ -35,7 +37,7 @@ type LiveResult struct {
 	File        string   `json:"file"`
 	Runs        int      `json:"runs"`
 	Succeeded   int      `json:"succeeded"`
-	Different   int      `json:"different"` // runs not equal to the recording
+	Different   int      `json:"different"` // runs that fail against the recording (a fail_on class, or live_compare)
 	Drift       bool     `json:"drift"`
 	Nondet      bool     `json:"nondeterministic"`
 	ByPolicy    bool     `json:"nondeterministic_by_policy,omitempty"`
@@ -46,6 +48,18 @@ type LiveResult struct {
 	Message     string   `json:"message,omitempty"`
 	Failed      bool     `json:"failed"`
 	Synthesized bool     `json:"synthesized,omitempty"`
+
+	// Classes are the change classes the live runs show against the
+	// recording (every class any run shows, in change.All order);
+	// FailingClasses those the config's fail_on lists (what fails it; none
+	// under a policy exception, which compares its live_compare fields).
+	// Changes and Diff are those of the shown run: the first failing one,
+	// else the first that differs.
+	Classes        []change.Class `json:"classes,omitempty"`
+	FailingClasses []change.Class `json:"failing_classes,omitempty"`
+	// Change is the shown run against the recording (the HTML report's
+	// side-by-side diffs); nil when every run equals the recording.
+	Change *change.Result `json:"-"`
 }
 
 // Replayed is what a replay server saw, once it stopped.
@@ -80,6 +94,11 @@ type VerifyReport struct {
 	LiveRuns int
 	// FailOnUnused turns unused snapshots into failures.
 	FailOnUnused bool
+	// FailOn is the classes a live run fails on (the config's fail_on).
+	FailOn []change.Class
+	// Totals are the run's calls, tokens, cost and latency (verify --live);
+	// nil when the run made no upstream call.
+	Totals *ledger.Summary
 }
 
 // Failed reports whether the run must fail (exit 1).
@@ -112,6 +131,8 @@ func (r *VerifyReport) Write(w io.Writer, format string, colour bool) error {
 		err = r.writeJUnit(rw)
 	case "github":
 		err = r.writeGitHub(rw)
+	case "html":
+		err = r.writeHTML(rw)
 	default:
 		return fmt.Errorf("unknown report format %q (use one of %s)", format, strings.Join(Formats, ", "))
 	}
@@ -225,6 +246,9 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		if l.Message != "" {
 			fmt.Fprintln(w, indentLines(l.Message, "  "))
 		}
+		if cl := classLine(l); cl != "" {
+			fmt.Fprintf(w, "  %s\n", cl)
+		}
 		for _, c := range l.Changes {
 			fmt.Fprintf(w, "  %s\n", c)
 		}
@@ -264,10 +288,33 @@ func (r *VerifyReport) writeText(w io.Writer, colour bool) error {
 		fmt.Fprintf(w, "policy: %s\n", e)
 	}
 	if r.Mode == "live" {
-		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "))
+		fmt.Fprintf(w, "live: %d run(s) per snapshot against %s%s\n", r.LiveRuns, strings.Join(r.Upstreams, ", "), r.failOnText())
 	}
 	fmt.Fprintln(w, r.summary(st))
+	if r.Totals != nil {
+		fmt.Fprintln(w, r.Totals.Line())
+	}
 	return nil
+}
+
+// failOnText names the classes a live run fails on, for the "live:" line.
+func (r *VerifyReport) failOnText() string {
+	if r.FailOn == nil {
+		return ""
+	}
+	return "; fail_on: " + classesOrNone(r.FailOn)
+}
+
+// classLine names a live result's change classes and the failing ones.
+func classLine(l LiveResult) string {
+	if len(l.Classes) == 0 {
+		return ""
+	}
+	line := "classes: " + change.Names(l.Classes)
+	if len(l.FailingClasses) > 0 {
+		line += " (failing: " + change.Names(l.FailingClasses) + ")"
+	}
+	return line
 }
 
 func (r *VerifyReport) summary(st style) string {
@@ -388,8 +435,14 @@ func (r *VerifyReport) writeJSON(w io.Writer) error {
 		ExitCode  *int          `json:"command_exit_code,omitempty"`
 		Policy    []string      `json:"exceptions,omitempty"`
 		Summary   string        `json:"summary"`
+
+		FailOn any             `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
+		Totals *ledger.Summary `json:"totals,omitempty"`
 	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.ReplayErrors,
-		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{})}
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{}), nil, r.Totals}
+	if r.Mode == "live" && r.FailOn != nil {
+		out.FailOn = r.FailOn
+	}
 	if out.Unmatched == nil {
 		out.Unmatched = []Miss{}
 	}
@@ -440,56 +493,62 @@ type junitSuites struct {
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
+// fileIndex is a report by file: every snapshot file checked, live,
+// unused or with findings (and every other file with findings, such as the
+// manifest), sorted, with what the report says about it.
+type fileIndex struct {
+	files                  []string
+	findings               map[string]finding.Findings
+	live                   map[string]LiveResult
+	checked, unused, synth map[string]bool
+}
+
+func (r *VerifyReport) index() fileIndex {
+	ix := fileIndex{findings: map[string]finding.Findings{}, live: map[string]LiveResult{},
+		checked: set(r.Checked), unused: set(r.Unused), synth: set(r.Synthesized)}
+	names := map[string]bool{}
+	for _, f := range r.Findings {
+		ix.findings[f.File] = append(ix.findings[f.File], f)
+		names[f.File] = true
+	}
+	for _, l := range r.Live {
+		ix.live[l.File] = l
+		names[l.File] = true
+	}
+	for _, list := range [][]string{r.Checked, r.Unused} {
+		for _, f := range list {
+			names[f] = true
+		}
+	}
+	ix.files = make([]string, 0, len(names))
+	for f := range names {
+		ix.files = append(ix.files, f)
+	}
+	sort.Strings(ix.files)
+	return ix
+}
+
+func set(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}
+
 // junitCases builds one test case per snapshot file (and per other file with
 // findings) carrying its static findings, its live result and, with
 // --fail-on-unused, its unused failure; then one test case per unmatched
 // request and per replay error.
 func (r *VerifyReport) junitCases() []junitCase {
-	byFile := map[string][]finding.Finding{}
-	for _, f := range r.Findings {
-		byFile[f.File] = append(byFile[f.File], f)
-	}
-	live := map[string]LiveResult{}
-	unused := map[string]bool{}
-	names := map[string]bool{}
-	for _, c := range r.Checked {
-		names[c] = true
-	}
-	for f := range byFile {
-		names[f] = true
-	}
-	for _, l := range r.Live {
-		live[l.File] = l
-		names[l.File] = true
-	}
-	for _, u := range r.Unused {
-		unused[u] = true
-		names[u] = true
-	}
-	synth := map[string]bool{}
-	for _, s := range r.Synthesized {
-		synth[s] = true
-	}
-	var files []string
-	for f := range names {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	ix := r.index()
+	byFile, live, unused, synth, files := ix.findings, ix.live, ix.unused, ix.synth, ix.files
 	var cases []junitCase
 	for _, f := range files {
 		c := junitCase{Name: f, Classname: "traceforge." + classOf(f), File: f}
 		var notes []string
 		for _, fd := range byFile[f] {
-			text := fd.Message
-			if fd.Pointer != "" {
-				text = fd.Pointer + ": " + text
-			}
-			if fd.Fix != "" {
-				text += "\nfix: " + fd.Fix
-			}
-			if fd.Verbatim != "" {
-				text = fd.Verbatim
-			}
+			text := findingText(fd, "\nfix: ")
 			if fd.Severity == finding.Note {
 				notes = append(notes, text)
 				continue
@@ -500,7 +559,11 @@ func (r *VerifyReport) junitCases() []junitCase {
 			if l.Failed {
 				c.Failures = append(c.Failures, junitFailure{Message: liveHeadline(l), Type: liveType(l), Text: liveText(l)})
 			} else {
-				notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
+				if cl := classLine(l); cl != "" {
+					notes = append(notes, fmt.Sprintf("live: %d/%d runs pass; %s", l.Succeeded, l.Runs, cl))
+				} else {
+					notes = append(notes, fmt.Sprintf("live: %d/%d runs equal to the recording", l.Succeeded, l.Runs))
+				}
 				for _, e := range l.Errors {
 					notes = append(notes, "live upstream error: "+e)
 				}
@@ -561,11 +624,18 @@ func liveType(l LiveResult) string {
 func liveHeadline(l LiveResult) string {
 	switch {
 	case l.Nondet:
-		return fmt.Sprintf("Non-deterministic behavior detected: %d/%d runs produced different outputs", l.Different, l.Succeeded)
+		return fmt.Sprintf("Non-deterministic behavior detected: %d/%d runs produced different outputs", l.Different, l.Succeeded) + classSuffix(l)
 	case l.Drift:
-		return fmt.Sprintf("Drift: %d/%d live runs differ from the recording", l.Different, l.Succeeded)
+		return fmt.Sprintf("Drift: %d/%d live runs differ from the recording", l.Different, l.Succeeded) + classSuffix(l)
 	}
 	return strings.TrimPrefix(firstLine(l.Message), "❌ ")
+}
+
+func classSuffix(l LiveResult) string {
+	if len(l.FailingClasses) == 0 {
+		return ""
+	}
+	return " (" + change.Names(l.FailingClasses) + ")"
 }
 
 // liveText is the full text of a live result: message, changes, upstream
@@ -573,6 +643,9 @@ func liveHeadline(l LiveResult) string {
 func liveText(l LiveResult) string {
 	var b strings.Builder
 	b.WriteString(l.Message)
+	if cl := classLine(l); cl != "" {
+		b.WriteString("\n" + cl)
+	}
 	for _, c := range l.Changes {
 		b.WriteString("\n" + c)
 	}
@@ -624,6 +697,22 @@ func (r *VerifyReport) writeJUnit(w io.Writer) error {
 	return err
 }
 
+// findingText is a finding as one message: its pointer, message and fix
+// (after sep), or its verbatim text.
+func findingText(f finding.Finding, sep string) string {
+	if f.Verbatim != "" {
+		return f.Verbatim
+	}
+	text := f.Message
+	if f.Pointer != "" {
+		text = f.Pointer + ": " + text
+	}
+	if f.Fix != "" {
+		text += sep + f.Fix
+	}
+	return text
+}
+
 // GitHub workflow command escaping.
 func ghData(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
@@ -639,17 +728,7 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 		if f.Severity == finding.Note {
 			level = "notice"
 		}
-		msg := f.Message
-		if f.Pointer != "" {
-			msg = f.Pointer + ": " + msg
-		}
-		if f.Verbatim != "" {
-			msg = f.Verbatim
-		}
-		if f.Fix != "" && f.Verbatim == "" {
-			msg += "\nfix: " + f.Fix
-		}
-		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(msg))
+		fmt.Fprintf(w, "::%s file=%s,title=%s::%s\n", level, ghProp(f.File), ghProp("traceforge "+f.Rule), ghData(findingText(f, "\nfix: ")))
 	}
 	for _, m := range r.Misses {
 		file := m.Closest
@@ -674,11 +753,18 @@ func (r *VerifyReport) writeGitHub(w io.Writer) error {
 	for _, l := range r.Live {
 		if l.Failed {
 			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge "+liveType(l)), ghData(liveText(l)))
-		} else if l.ByPolicy {
-			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(strings.Join(l.Notes, "\n")))
+		} else if l.ByPolicy || len(l.Classes) > 0 {
+			notes := l.Notes
+			if cl := classLine(l); cl != "" {
+				notes = append([]string{cl}, notes...)
+			}
+			fmt.Fprintf(w, "::notice file=%s,title=%s::%s\n", ghProp(l.File), ghProp("traceforge live"), ghData(strings.Join(notes, "\n")))
 		}
 	}
 	fmt.Fprintln(w, r.summary(style{}))
+	if r.Totals != nil {
+		fmt.Fprintln(w, r.Totals.Line())
+	}
 	return nil
 }
 

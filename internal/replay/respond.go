@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"weak"
 
@@ -221,16 +222,12 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		return res, err
 	}
 	var payload []byte
-	var events chunks
-	if req.Stream {
-		events, err = encodedOf(s).stream(s, body, req.IncludeUsage)
-	} else {
-		payload, err = encodedOf(s).json(body)
-	}
-	if err != nil {
-		err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
-		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
-		return res, err
+	if !req.Stream {
+		if payload, err = encodedOf(s).json(body); err != nil {
+			err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
+			provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+			return res, err
+		}
 	}
 	if o.Latency && s.Record.Response.LatencyMS > 0 {
 		sleep := o.Sleep
@@ -253,34 +250,92 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		_, err = w.Write(payload)
 		return res, err
 	}
-	h.Set("Content-Type", format(s).StreamContentType())
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	// One write and flush per event, as the provider sends them.
+	// One write and flush per event, as the provider sends them. A small
+	// stream is synthesized once and kept; a large one is synthesized
+	// lazily for every request, its first event on the wire before the
+	// last is built (DESIGN §12.10.1).
 	flusher, _ := w.(http.Flusher)
-	for _, ev := range events {
-		if _, err := w.Write(ev); err != nil {
-			return res, err
-		}
+	flush := func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
+	start := func() {
+		h.Set("Content-Type", format(s).StreamContentType())
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+	}
+	enc := encodedOf(s)
+	if events := enc.cachedStream(req.IncludeUsage); events != nil {
+		start()
+		for _, ev := range events {
+			if _, err := w.Write(ev); err != nil {
+				return res, err
+			}
+			flush()
+		}
+		return res, nil
+	}
+	sw := &streamWriter{w: w, start: start, keep: true}
+	err = format(s).SynthesizeStream(body, req.IncludeUsage, sw, flush)
+	if err != nil {
+		if sw.started {
+			return res, err
+		}
+		err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
+		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+		return res, err
+	}
+	if sw.keep {
+		enc.keepStream(req.IncludeUsage, sw.kept)
+	}
 	return res, nil
+}
+
+// keepLimit is the largest synthesized stream (in bytes) kept for the next
+// request of its snapshot: small answers, the common case, are encoded once;
+// larger ones are synthesized lazily every time rather than held in memory.
+const keepLimit = 256 << 10
+
+// streamWriter sends the status line before the first event (so that a body
+// that cannot be streamed still gets an error status) and keeps a copy of
+// the events while they stay under keepLimit.
+type streamWriter struct {
+	w       io.Writer
+	start   func()
+	started bool
+	keep    bool
+	size    int
+	kept    chunks
+}
+
+func (sw *streamWriter) Write(p []byte) (int, error) {
+	if !sw.started {
+		sw.started = true
+		sw.start()
+	}
+	if sw.keep {
+		sw.size += len(p)
+		if sw.size > keepLimit {
+			sw.keep, sw.kept = false, nil
+		} else {
+			sw.kept = append(sw.kept, bytes.Clone(p))
+		}
+	}
+	return sw.w.Write(p)
 }
 
 // encoded caches the bytes Respond sends for one snapshot: they depend on
 // the snapshot and the request's stream/include_usage flags only, and
 // encoding them (above all synthesizing a stream) costs far more than
-// serving them. Entries go away with their snapshot.
+// serving them. Streams are kept only up to keepLimit bytes. Entries go
+// away with their snapshot.
 type encoded struct {
 	jsonOnce sync.Once
 	body     []byte
 	jsonErr  error
 
-	streamOnce [2]sync.Once // without, with the usage chunk
-	events     [2]chunks
-	streamErr  [2]error
+	streams [2]atomic.Pointer[chunks] // without, with the usage chunk
 }
 
 var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
@@ -307,26 +362,30 @@ func (c *encoded) json(body map[string]any) ([]byte, error) {
 	return c.body, c.jsonErr
 }
 
-// stream is the provider's SSE events for body. The events must not be modified.
-func (c *encoded) stream(s *check.Snapshot, body map[string]any, includeUsage bool) (chunks, error) {
-	i := 0
+func usageSlot(includeUsage bool) int {
 	if includeUsage {
-		i = 1
+		return 1
 	}
-	c.streamOnce[i].Do(func() {
-		c.streamErr[i] = format(s).SynthesizeStream(body, includeUsage, &c.events[i], nil)
-	})
-	return c.events[i], c.streamErr[i]
+	return 0
+}
+
+// cachedStream is the kept stream, nil when none is kept. The events must
+// not be modified.
+func (c *encoded) cachedStream(includeUsage bool) chunks {
+	if p := c.streams[usageSlot(includeUsage)].Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// keepStream keeps a complete synthesized stream.
+func (c *encoded) keepStream(includeUsage bool, events chunks) {
+	c.streams[usageSlot(includeUsage)].CompareAndSwap(nil, &events)
 }
 
 // chunks keeps every Write as one event (SynthesizeStream writes one event
 // per call).
 type chunks [][]byte
-
-func (c *chunks) Write(p []byte) (int, error) {
-	*c = append(*c, bytes.Clone(p))
-	return len(p), nil
-}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -268,5 +269,29 @@ func TestListenWarnsOnAllInterfaces(t *testing.T) {
 	}
 	if _, _, err := Listen("nonsense"); !errors.Is(err, ErrBind) {
 		t.Errorf("bad address: %v, want ErrBind", err)
+	}
+}
+
+// TestRedactURL (DESIGN §12.10.4): no user info, every query value
+// REDACTED with its name kept, a bare entry replaced whole; RedactURLIn
+// scrubs an error text that quotes the URL or its values alone.
+func TestRedactURL(t *testing.T) {
+	u, err := url.Parse("http://me:pw-secret@gw.example:8080/v1?api-key=k3y%2Fsecret&tenant=acme-77&bare-token-123&x=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "http://gw.example:8080/v1?api-key=REDACTED&tenant=REDACTED&REDACTED&x=REDACTED"
+	if got := RedactURL(u); got != want {
+		t.Fatalf("RedactURL = %q, want %q", got, want)
+	}
+	text := `Post "` + u.String() + `": dial tcp: refused; key k3y/secret, tenant acme-77, user me, pw pw-secret`
+	got := RedactURLIn(text, u)
+	for _, s := range []string{"k3y", "acme-77", "pw-secret", "bare-token-123"} {
+		if strings.Contains(got, s) {
+			t.Errorf("RedactURLIn left %q: %s", s, got)
+		}
+	}
+	if !strings.Contains(got, "api-key=REDACTED") {
+		t.Errorf("RedactURLIn: %s", got)
 	}
 }

@@ -61,6 +61,12 @@ func ValidRelPath(rel string) (provider, id string, ok bool) {
 // must already be validated) with the untrusted-input rules: no symlink
 // anywhere below the set folder, a regular file, at most limit bytes.
 func (s *Store) ReadRel(rel string, limit int64) ([]byte, error) {
+	return s.ReadRelInto(rel, limit, nil)
+}
+
+// ReadRelInto is ReadRel reading into buf (grown as needed), so that a
+// loop over many files reuses one buffer; the result aliases buf.
+func (s *Store) ReadRelInto(rel string, limit int64, buf []byte) ([]byte, error) {
 	if strings.Contains(rel, "..") || strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || strings.ContainsRune(rel, 0) {
 		return nil, fmt.Errorf("%s: %w", rel, ErrBadPath)
 	}
@@ -95,9 +101,24 @@ func (s *Store) ReadRel(rel string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	// Read up to limit+1 bytes (the file may have grown since Lstat).
+	if fi, err := f.Stat(); err == nil && int64(cap(buf)) < min(fi.Size(), limit)+1 {
+		buf = make([]byte, 0, min(fi.Size(), limit)+1)
+	}
+	data := buf[:0]
+	r := io.LimitReader(f, limit+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s: %w: the limit is %d bytes", rel, ErrTooLarge, limit)

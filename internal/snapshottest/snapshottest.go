@@ -92,6 +92,17 @@ func Build(it Item) (doc map[string]any, id string, err error) {
 	return doc, snapshot.IDOf(key), err
 }
 
+// File returns an item's snapshot file as written to disk and its path in
+// the set (<provider>/<id>.json).
+func File(it Item) (rel string, data []byte, err error) {
+	doc, id, err := Build(it)
+	if err != nil {
+		return "", nil, err
+	}
+	data, err = snapshot.MarshalFile(doc)
+	return snapshot.RelPath(it.Provider, id), data, err
+}
+
 // WriteSet writes items as a complete set (files + manifest) into dir.
 func WriteSet(dir string, items ...Item) ([]snapshot.ManifestEntry, error) {
 	st := &snapshot.Store{Dir: dir}

@@ -25,15 +25,23 @@ func keyDocument(p string, e provider.Endpoint, request, headers map[string]any)
 	return string(b)
 }
 
-// messagesText is the part of a request the last closeness tier compares.
+// messagesText is the part of a request the last closeness tier compares:
+// the conversation (chat and Messages "messages", completions "prompt",
+// Responses and embeddings "input") and the system prompt ("system",
+// Responses "instructions").
 func messagesText(request map[string]any) string {
-	v, ok := request["messages"]
-	if !ok {
-		v = request["prompt"]
+	var v any
+	for _, k := range []string{"messages", "prompt", "input"} {
+		if m, ok := request[k]; ok {
+			v = m
+			break
+		}
 	}
 	obj := map[string]any{"messages": v}
-	if s, ok := request["system"]; ok {
-		obj["system"] = s
+	for _, k := range []string{"system", "instructions"} {
+		if s, ok := request[k]; ok {
+			obj[k] = s
+		}
 	}
 	b, err := snapshot.MarshalPretty(obj)
 	if err != nil {

@@ -29,32 +29,11 @@ func responsesCall(name string, input any, extra map[string]any) call {
 // changed prompt is a miss with a diff against the closest snapshot.
 func TestReplayResponsesChain(t *testing.T) {
 	up := startUpstream(t, fakeupstream.Options{MintIDs: true})
-	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, ManifestInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	first := responsesCall("responses-plain", "Summarize: traceforge records LLM calls", nil)
 	second := responsesCall("responses-stream", "Stream: why replay matters", map[string]any{"stream": true})
-	src := map[string]string{"X-Traceforge-Source": "app/main.go:10:ask"}
-
-	var upstream []map[string]any
-	resp, data := send(t, proxy.URL, first, first.body, src)
-	if resp.StatusCode != 200 {
-		t.Fatalf("record: %d %s", resp.StatusCode, data)
-	}
-	a := answer(t, first, data)
-	upstream = append(upstream, a)
-	_, data = send(t, proxy.URL, second, second.body, src)
-	upstream = append(upstream, answer(t, second, data))
-	chained := responsesCall("responses-chained", "And in one word?", map[string]any{"stream": true, "previous_response_id": a["id"]})
-	_, data = send(t, proxy.URL, chained, chained.body, src)
-	upstream = append(upstream, answer(t, chained, data))
-	proxy.Close()
-	if s := rec.Finish(); s.Failed() {
-		t.Fatalf("record failed: %+v", s.Problems)
-	}
+	chained := responsesCall("responses-chained", "And in one word?", map[string]any{"stream": true})
+	dir, upstream := recordResponses(t, up, first, second, chained)
+	a := upstream[0]
 	up.Close()
 
 	_, set := loadSet(t, dir, nil)
@@ -62,7 +41,7 @@ func TestReplayResponsesChain(t *testing.T) {
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
-	resp, data = send(t, srv.URL, first, first.body, nil)
+	resp, data := send(t, srv.URL, first, first.body, nil)
 	got := answer(t, first, data)
 	if resp.StatusCode != 200 || got["id"] != a["id"] {
 		t.Fatalf("replayed first answer: %d id %v, want the recorded id %v", resp.StatusCode, got["id"], a["id"])
@@ -93,5 +72,57 @@ func TestReplayResponsesChain(t *testing.T) {
 	r := rs.Finish()
 	if len(r.Misses) != 1 || !strings.Contains(r.Misses[0].Diff, `"input": "Summarize: traceforge records every LLM call"`) || r.Served != 3 {
 		t.Fatalf("report: served %d misses %+v", r.Served, r.Misses)
+	}
+}
+
+// recordResponses records calls through the recording proxy; the last call
+// is chained (previous_response_id) to the first one's answer. It returns
+// the snapshot folder and the answers the application got.
+func recordResponses(t *testing.T, up *fakeupstream.Server, calls ...call) (string, []map[string]any) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	rec, err := record.New(record.Config{Dir: dir, OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, ManifestInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	src := map[string]string{"X-Traceforge-Source": "app/main.go:10:ask"}
+	var answers []map[string]any
+	for i, c := range calls {
+		if i == len(calls)-1 && i > 0 {
+			c.body["previous_response_id"] = answers[0]["id"]
+		}
+		resp, data := send(t, proxy.URL, c, c.body, src)
+		if resp.StatusCode != 200 {
+			t.Fatalf("record %s: %d %s", c.name, resp.StatusCode, data)
+		}
+		answers = append(answers, answer(t, c, data))
+	}
+	proxy.Close()
+	if s := rec.Finish(); s.Failed() {
+		t.Fatalf("record failed: %+v", s.Problems)
+	}
+	return dir, answers
+}
+
+// TestLiveResponsesChain: verify --live runs a chain root first and sends
+// the child with the root's live response id, not the recorded one (the
+// real API would not know it).
+func TestLiveResponsesChain(t *testing.T) {
+	up := startUpstream(t, fakeupstream.Options{MintIDs: true})
+	root := responsesCall("responses-root", "Name one prime number.", nil)
+	child := responsesCall("responses-child", "Another one?", nil)
+	dir, answers := recordResponses(t, up, root, child)
+	rep := runLive(t, dir, nil, up, 1)
+	if rep.Failed() {
+		t.Fatalf("live: %+v", rep.Live)
+	}
+	var last map[string]any
+	if err := json.Unmarshal(up.LastRequest().Body, &last); err != nil {
+		t.Fatal(err)
+	}
+	prev, _ := last["previous_response_id"].(string)
+	if last["input"] != "Another one?" || prev == "" || prev == answers[0]["id"] {
+		t.Fatalf("the chained live request sent previous_response_id %q (recorded %v); want the root's live id", prev, answers[0]["id"])
 	}
 }

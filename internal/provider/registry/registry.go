@@ -143,7 +143,7 @@ func ForStored(p string, e provider.Endpoint) (provider.Format, error) {
 	if ForProvider(provider.Name(p)) == nil {
 		return nil, fmt.Errorf("unknown provider %q", p)
 	}
-	return nil, fmt.Errorf("endpoint %q is not a %s endpoint this traceforge knows", e, p)
+	return nil, fmt.Errorf("endpoint %q is not one of the %s endpoints this traceforge knows", e, p)
 }
 
 // ErrorFormat returns the format whose error shape suits a request that may

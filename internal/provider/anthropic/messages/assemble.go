@@ -34,6 +34,35 @@ type blockState struct {
 	block    map[string]any
 	partial  strings.Builder
 	jsonMode bool
+	// texts accumulates the string members deltas append to (text,
+	// thinking, signature) in linear time; value() puts them in block.
+	texts map[string]*strings.Builder
+}
+
+// value is the block with its accumulated strings.
+func (bs *blockState) value() map[string]any {
+	b := provider.DeepCopy(bs.block).(map[string]any)
+	for field, sb := range bs.texts {
+		prev, _ := b[field].(string)
+		b[field] = prev + sb.String()
+	}
+	return b
+}
+
+// Held is the size of the text, thinking, signatures and tool input
+// accumulated so far (provider.SizedAssembler).
+func (a *assembler) Held() int64 {
+	var n int64
+	for _, bs := range a.blocks {
+		n += int64(bs.partial.Len())
+		for _, sb := range bs.texts {
+			n += int64(sb.Len())
+		}
+		if s, ok := bs.block["input"].(string); ok {
+			n += int64(len(s))
+		}
+	}
+	return n
 }
 
 func (a *assembler) Write(p []byte) (int, error) {
@@ -181,8 +210,15 @@ func (bs *blockState) apply(at string, d map[string]any) error {
 		if !ok {
 			return fmt.Errorf("%w: %s: /delta/%s is %s, not a string", provider.ErrMalformed, at, key, provider.TypeName(d[key]))
 		}
-		prev, _ := bs.block[field].(string)
-		bs.block[field] = prev + s
+		if bs.texts == nil {
+			bs.texts = map[string]*strings.Builder{}
+		}
+		sb := bs.texts[field]
+		if sb == nil {
+			sb = &strings.Builder{}
+			bs.texts[field] = sb
+		}
+		sb.WriteString(s)
 		return nil
 	}
 	switch d["type"] {
@@ -252,7 +288,7 @@ func (a *assembler) Done() (map[string]any, error) {
 	body := provider.DeepCopy(a.msg).(map[string]any)
 	content := make([]any, 0, len(idx))
 	for _, i := range idx {
-		content = append(content, provider.DeepCopy(a.blocks[i].block))
+		content = append(content, a.blocks[i].value())
 	}
 	body["content"] = content
 	return body, nil

@@ -130,10 +130,10 @@ func (Format) LiveBody(request map[string]any) map[string]any { return provider.
 func (Format) StreamContentType() string { return provider.SSEContentType }
 
 // SynthesizeStream writes a Messages stream carrying body, deterministic
-// (same body, same bytes), one Write (and flush) per event. The whole stream
-// is built first: a body that cannot be streamed returns an error (wrapping
-// provider.ErrMalformed, or provider.ErrNoUsage without usage) and writes
-// nothing.
+// (same body, same bytes), one Write (and flush) per event, written lazily
+// in time linear in the body (provider.WriteLazily): a body that cannot be
+// streamed returns an error (wrapping provider.ErrMalformed, or
+// provider.ErrNoUsage without usage) with nothing written.
 //
 // Anthropic: `event:` lines on every event: message_start (the body without
 // content, with stop_reason and stop_sequence null and usage.output_tokens at
@@ -145,11 +145,7 @@ func (Format) StreamContentType() string { return provider.SSEContentType }
 // (stop_reason, stop_sequence, usage.output_tokens), message_stop.
 // includeUsage is ignored: Anthropic streams always carry usage.
 func (Format) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush func()) error {
-	evs, err := events(body)
-	if err != nil {
-		return err
-	}
-	return provider.WriteEvents(evs, w, flush)
+	return provider.WriteLazily(w, flush, func(e *provider.Emitter) error { return stream(body, e) })
 }
 
 // SynthesizeBody builds a message for a snapshot stored without a body

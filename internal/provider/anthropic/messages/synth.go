@@ -8,17 +8,20 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 )
 
-func events(body map[string]any) ([][]byte, error) {
+// stream writes the events of a Messages stream carrying body through e
+// (provider.WriteLazily: a dry run checks, then every event is written as
+// soon as it is built).
+func stream(body map[string]any, e *provider.Emitter) error {
 	if body == nil {
-		return nil, fmt.Errorf("%w: no response body", provider.ErrMalformed)
+		return fmt.Errorf("%w: no response body", provider.ErrMalformed)
 	}
 	blocks, ok := body["content"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: /content is %s, not an array", provider.ErrMalformed, provider.TypeName(body["content"]))
+		return fmt.Errorf("%w: /content is %s, not an array", provider.ErrMalformed, provider.TypeName(body["content"]))
 	}
 	usage, ok := body["usage"].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: Anthropic streams need /usage", provider.ErrNoUsage)
+		return fmt.Errorf("%w: Anthropic streams need /usage", provider.ErrNoUsage)
 	}
 	out, _ := provider.AsInt(usage["output_tokens"])
 	startUsage := provider.DeepCopy(usage).(map[string]any)
@@ -59,79 +62,94 @@ func events(body map[string]any) ([][]byte, error) {
 		msg = append(msg, k, body[k])
 	}
 
-	type named struct {
-		name string
-		v    any
+	if err := e.Named("message_start", provider.Ordered("type", "message_start", "message", provider.Ordered(msg...))); err != nil {
+		return err
 	}
-	evs := []named{
-		{"message_start", provider.Ordered("type", "message_start", "message", provider.Ordered(msg...))},
-		{"ping", provider.Ordered("type", "ping")},
+	if err := e.Named("ping", provider.Ordered("type", "ping")); err != nil {
+		return err
 	}
 	for i, b := range blocks {
 		block, ok := b.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%w: /content/%d is %s, not an object", provider.ErrMalformed, i, provider.TypeName(b))
+			return fmt.Errorf("%w: /content/%d is %s, not an object", provider.ErrMalformed, i, provider.TypeName(b))
 		}
 		index := provider.Num(int64(i))
+		var js []byte
+		if t := block["type"]; t == "tool_use" || t == "server_tool_use" {
+			var err error
+			if js, err = provider.Marshal(block["input"]); err != nil {
+				return fmt.Errorf("%w: /content/%d/input: %v", provider.ErrMalformed, i, err)
+			}
+		}
+		if e.Dry() {
+			continue
+		}
 		start := provider.DeepCopy(block).(map[string]any)
-		var deltas []any
-		add := func(d json.Marshaler) {
-			deltas = append(deltas, provider.Ordered("type", "content_block_delta", "index", index, "delta", d))
+		switch block["type"] {
+		case "text":
+			start["text"] = ""
+			if _, ok := block["citations"].([]any); ok {
+				start["citations"] = []any{}
+			}
+		case "tool_use", "server_tool_use":
+			start["input"] = map[string]any{}
+		case "thinking":
+			start["thinking"] = ""
+			start["signature"] = ""
+		}
+		if err := e.Named("content_block_start", provider.Ordered("type", "content_block_start", "index", index, "content_block", start)); err != nil {
+			return err
+		}
+		deltaOf := func(d json.Marshaler) any {
+			return provider.Ordered("type", "content_block_delta", "index", index, "delta", d)
+		}
+		add := func(d json.Marshaler) error { return e.Named("content_block_delta", deltaOf(d)) }
+		// pieces writes one delta of type typ per piece of s, in member.
+		pieces := func(s string, n int, typ, member string) error {
+			return e.NamedPieces("content_block_delta", s, n, func(p string) any {
+				return deltaOf(provider.Ordered("type", typ, member, p))
+			})
 		}
 		switch block["type"] {
 		case "text":
 			text, _ := block["text"].(string)
-			start["text"] = ""
 			if cits, ok := block["citations"].([]any); ok {
-				start["citations"] = []any{}
 				for _, c := range cits {
-					add(provider.Ordered("type", "citations_delta", "citation", c))
+					if err := add(provider.Ordered("type", "citations_delta", "citation", c)); err != nil {
+						return err
+					}
 				}
 			}
-			for _, piece := range provider.Pieces(text, provider.TextPiece) {
-				add(provider.Ordered("type", "text_delta", "text", piece))
+			if err := pieces(text, provider.TextPiece, "text_delta", "text"); err != nil {
+				return err
 			}
 		case "tool_use", "server_tool_use":
-			start["input"] = map[string]any{}
-			js, err := provider.Marshal(block["input"])
-			if err != nil {
-				return nil, fmt.Errorf("%w: /content/%d/input: %v", provider.ErrMalformed, i, err)
-			}
 			if string(js) == "{}" || string(js) == "null" {
-				add(provider.Ordered("type", "input_json_delta", "partial_json", ""))
+				if err := add(provider.Ordered("type", "input_json_delta", "partial_json", "")); err != nil {
+					return err
+				}
 			}
 			if string(js) != "{}" {
-				for _, piece := range provider.Pieces(string(js), provider.ArgsPiece) {
-					add(provider.Ordered("type", "input_json_delta", "partial_json", piece))
+				if err := pieces(string(js), provider.ArgsPiece, "input_json_delta", "partial_json"); err != nil {
+					return err
 				}
 			}
 		case "thinking":
 			thinking, _ := block["thinking"].(string)
 			sig, _ := block["signature"].(string)
-			start["thinking"] = ""
-			start["signature"] = ""
-			for _, piece := range provider.Pieces(thinking, provider.TextPiece) {
-				add(provider.Ordered("type", "thinking_delta", "thinking", piece))
+			if err := pieces(thinking, provider.TextPiece, "thinking_delta", "thinking"); err != nil {
+				return err
 			}
-			add(provider.Ordered("type", "signature_delta", "signature", sig))
+			if err := add(provider.Ordered("type", "signature_delta", "signature", sig)); err != nil {
+				return err
+			}
 		}
-		evs = append(evs, named{"content_block_start", provider.Ordered("type", "content_block_start", "index", index, "content_block", start)})
-		for _, d := range deltas {
-			evs = append(evs, named{"content_block_delta", d})
+		if err := e.Named("content_block_stop", provider.Ordered("type", "content_block_stop", "index", index)); err != nil {
+			return err
 		}
-		evs = append(evs, named{"content_block_stop", provider.Ordered("type", "content_block_stop", "index", index)})
 	}
-	evs = append(evs,
-		named{"message_delta", provider.Ordered("type", "message_delta", "delta", provider.Ordered("stop_reason", body["stop_reason"], "stop_sequence", body["stop_sequence"]), "usage", provider.Ordered("output_tokens", provider.Num(out)))},
-		named{"message_stop", provider.Ordered("type", "message_stop")},
-	)
-	events := make([][]byte, 0, len(evs))
-	for _, e := range evs {
-		b, err := provider.NamedEvent(e.name, e.v)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, b)
+	if err := e.Named("message_delta", provider.Ordered("type", "message_delta", "delta", provider.Ordered("stop_reason", body["stop_reason"], "stop_sequence", body["stop_sequence"]), "usage", provider.Ordered("output_tokens", provider.Num(out)))); err != nil {
+		return err
 	}
-	return events, nil
+	return e.Named("message_stop", provider.Ordered("type", "message_stop"))
 }

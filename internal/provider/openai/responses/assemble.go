@@ -22,7 +22,16 @@ type assembler struct {
 	err       error // malformed input: Write and Done report it
 	streamErr error
 	body      map[string]any
+	held      int64 // bytes of the terminal event's data
 }
+
+var _ provider.SizedAssembler = (*assembler)(nil)
+
+// Held is the size of the response the assembler keeps: the data of the
+// terminal event once it arrived, else nothing (the events before it are
+// read and dropped), so the snapshot cap applies to the response, not to
+// the stream, which repeats it in deltas and done events.
+func (a *assembler) Held() int64 { return a.held }
 
 func (a *assembler) Write(p []byte) (int, error) {
 	if a.err != nil {
@@ -66,7 +75,7 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 		if !ok {
 			return fmt.Errorf("%w: event %d (%s): /response is missing or not an object", provider.ErrMalformed, ev.Num, name)
 		}
-		a.body = resp
+		a.body, a.held = resp, int64(len(data))
 	}
 	return nil
 }

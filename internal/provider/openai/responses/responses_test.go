@@ -349,3 +349,23 @@ func TestRouteAndStoredNormalization(t *testing.T) {
 		t.Error("no format 1.0.0 record is a Responses record")
 	}
 }
+
+// TestHeld: the assembler reports the size of the final response only, not
+// the stream's bytes (the snapshot cap applies to what is stored).
+func TestHeld(t *testing.T) {
+	stream := read(t, "text.sse")
+	a := responses.New().NewAssembler()
+	sized, ok := a.(provider.SizedAssembler)
+	if !ok {
+		t.Fatal("the Responses assembler must tell its size")
+	}
+	cut := bytes.Index(stream, []byte("event: response.completed"))
+	_, _ = a.Write(stream[:cut])
+	if sized.Held() != 0 {
+		t.Errorf("before the terminal event: held %d", sized.Held())
+	}
+	_, _ = a.Write(stream[cut:])
+	if h := sized.Held(); h <= 0 || h >= int64(len(stream)) {
+		t.Errorf("held %d for a %d-byte stream", h, len(stream))
+	}
+}
