@@ -192,6 +192,7 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "id:         %s\n", r.ID)
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
+	fmt.Fprintf(out, "endpoint:   %s\n", r.Endpoint)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
 	fmt.Fprintf(out, "source:     %s\n", r.Source.Display())
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
@@ -267,6 +268,9 @@ func reindexRun(o *reindexOptions) error {
 	removed := st.CleanTemp()
 	stderr := render.NewLineRedactor(o.IO.ErrOut)
 	res, err := check.Reindex(st, proj.CheckOptions(), now())
+	if errors.Is(err, check.ErrOtherVersion) {
+		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "nothing was written; migrate the set first (traceforge snapshot migrate), then reindex")
+	}
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}

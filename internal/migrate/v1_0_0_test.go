@@ -280,3 +280,36 @@ func TestVersion100Message(t *testing.T) {
 		t.Fatal("no version finding on a 1.0.0 set")
 	}
 }
+
+// FuzzUpgradeFile: any bytes given as a 1.0.0 snapshot file either upgrade
+// to a file of the current version that keeps the record's id, or are
+// refused with a rule — never a panic.
+func FuzzUpgradeFile(f *testing.F) {
+	for _, name := range []string{"openai/deda915f4b14.json", "anthropic/83aa6a672c3c.json"} {
+		b, err := os.ReadFile(filepath.Join(v100Dir, ".ai-snapshots", filepath.FromSlash(name)))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add(`{"version":"1.0.0","snapshots":[{"hash":"x"}],"hash":"y"}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		out, hash100, uerr := upgradeFile("openai", []byte(data))
+		if uerr != nil {
+			if uerr.rule == "" || uerr.msg == "" {
+				t.Fatalf("refusal without rule or message: %+v", uerr)
+			}
+			return
+		}
+		v, err := snapshot.Decode(out)
+		if err != nil {
+			t.Fatalf("upgraded bytes do not decode: %v", err)
+		}
+		doc := v.(map[string]any)
+		rec := doc["snapshots"].([]any)[0].(map[string]any)
+		in, _ := snapshot.Decode([]byte(data))
+		if doc["version"] != snapshot.Version || rec["id"] != in.(map[string]any)["snapshots"].([]any)[0].(map[string]any)["id"] || !strings.HasPrefix(hash100, "sha256:") {
+			t.Fatalf("upgrade changed the id or version: %v", doc)
+		}
+	})
+}

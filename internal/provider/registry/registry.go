@@ -55,7 +55,7 @@ func Formats() []provider.Format { return formats }
 
 // Route returns the format that owns an HTTP call and its key endpoint. Any
 // path prefix is allowed (base URLs keep their path); a query string or
-// fragment is ignored. Unowned calls (embeddings in format 1.0.0, GET
+// fragment is ignored. Unowned calls (moderations, images, GET
 // routes, …) are ok=false.
 func Route(method, path string) (provider.Format, provider.Endpoint, bool) {
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
