@@ -165,3 +165,23 @@ func TestGeminiKeyNotInUnreachableError(t *testing.T) {
 		t.Fatalf("key leaked or no reason given:\n%s", text)
 	}
 }
+
+// TestRecordGeminiStreamWithoutSSE: :streamGenerateContent without
+// ?alt=sse answers a JSON array; it reaches the application unchanged and
+// is listed, not snapshotted, with the fix.
+func TestRecordGeminiStreamWithoutSSE(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.GeminiUpstream = fake.URL })
+	r := p.do("/v1beta/models/gemini-2.5-flash:streamGenerateContent", geminiBody("Say hi"), map[string]string{"x-goog-api-key": geminiKey})
+	if r.status != 200 || !strings.HasPrefix(strings.TrimSpace(string(r.body)), "[") {
+		t.Fatalf("the application must get the JSON array: %d %s", r.status, r.body)
+	}
+	s := p.finish()
+	if text := summaryText(s); !s.Failed() || !hasKind(s, record.KindBadResponse) || !strings.Contains(text, "alt=sse") {
+		t.Fatalf("want a listed problem naming alt=sse:\n%s", text)
+	}
+	if files := snapshotFiles(t, dir, "gemini"); len(files) != 0 {
+		t.Fatalf("snapshotted: %v", files)
+	}
+}
