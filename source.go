@@ -39,13 +39,15 @@ var sdkPackages = []string{
 	"github.com/openai/openai-go",
 	"github.com/sashabaranov/go-openai",
 	"github.com/anthropics/anthropic-sdk-go",
+	"google.golang.org/genai",
+	"github.com/ollama/ollama",
 }
 
 // SourceTransport is an [http.RoundTripper] that adds the X-Traceforge-Source
 // header to every request that does not already carry one. The value names
 // the first frame of the calling goroutine's stack that is not in the Go
 // standard library, net/http, a known LLM SDK (openai-go, go-openai,
-// anthropic-sdk-go), this package or traceforge's internal packages (their
+// anthropic-sdk-go, google.golang.org/genai, github.com/ollama/ollama), this package or traceforge's internal packages (their
 // _test.go files excepted) or a package listed in SkipPackages.
 //
 // The header's file is that frame's file relative to Root, slash-separated.
@@ -141,8 +143,12 @@ func (t *SourceTransport) skip(function, file string) bool {
 	if (pkg == modulePath || hasPathPrefix(pkg, modulePath+"/internal")) && !strings.HasSuffix(file, "_test.go") {
 		return true
 	}
+	slashFile := filepath.ToSlash(file)
 	for _, p := range sdkPackages {
-		if hasPathPrefix(pkg, p) {
+		// An SDK function inlined into the caller's frame (genai's stream
+		// iterator is) keeps the caller's package but the SDK's file: the
+		// file in the module cache or vendor folder gives it away.
+		if hasPathPrefix(pkg, p) || strings.Contains(slashFile, "/"+p+"@") || strings.Contains(slashFile, "/vendor/"+p+"/") {
 			return true
 		}
 	}

@@ -275,6 +275,13 @@ func TestSkip(t *testing.T) {
 		{"github.com/sashabaranov/go-openai.(*Client).CreateChatCompletion", "/m/x.go", true},
 		{"github.com/anthropics/anthropic-sdk-go/v2/internal/requestconfig.(*RequestConfig).Execute", "/m/x.go", true},
 		{"github.com/acme/llmwrap/chat.Send", "/m/x.go", true},
+		{"google.golang.org/genai.Models.generateContentStream", "/m/google.golang.org/genai@v1.77.0/models.go", true},
+		{"github.com/ollama/ollama/api.(*Client).Chat", "/m/x.go", true},
+		// genai's stream iterator inlined into the application's frame: the
+		// caller's name, the SDK's file (module cache or vendor folder).
+		{"main.stream.Models.GenerateContentStream.func2", "/root/go/pkg/mod/google.golang.org/genai@v1.77.0/models.go", true},
+		{"main.stream.Models.GenerateContentStream.func2", "/w/app/vendor/google.golang.org/genai/models.go", true},
+		{"main.stream", "/w/app/main.go", false},
 		{"github.com/traceforge/traceforge.(*SourceTransport).RoundTrip", "/w/source.go", true},
 		{"github.com/traceforge/traceforge/internal/record.(*Proxy).x", "/w/internal/record/p.go", true},
 		{"github.com/traceforge/traceforge.TestX", "/w/source_test.go", false},

@@ -19,6 +19,7 @@ func TestSecretRulesAndRedaction(t *testing.T) {
 		{"key " + fakeOpenAIKey + " end", "openai-api-key"},
 		{"legacy sk-" + strings.Repeat("a", 20) + "T3BlbkFJ" + strings.Repeat("b", 20), "openai-api-key"},
 		{fakeAnthropicKey, "anthropic-api-key"},
+		{"?key=AIzaSyD" + strings.Repeat("k", 31) + "-&alt=sse", "gcp-api-key"},
 		{"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "bearer-token"},
 	} {
 		m := ScanSecrets(map[string]any{"a": []any{tc.in}}, "")
@@ -30,7 +31,7 @@ func TestSecretRulesAndRedaction(t *testing.T) {
 			t.Errorf("Redact(%q) = %q", tc.in, red)
 		}
 	}
-	for _, clean := range []string{"sk-short", "the bearer of good news", "ask-me"} {
+	for _, clean := range []string{"sk-short", "the bearer of good news", "ask-me", "AIza is short"} {
 		if m := ScanSecrets(clean, ""); len(m) != 0 {
 			t.Errorf("false positive on %q: %+v", clean, m)
 		}

@@ -12,9 +12,10 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// secretRule is one key pattern. The OpenAI and Anthropic rules are
-// gitleaks' (openai-api-key, anthropic-api-key, anthropic-admin-api-key);
-// the bearer rule catches tokens pasted with their scheme.
+// secretRule is one key pattern. The OpenAI, Anthropic and Google rules are
+// gitleaks' (openai-api-key, anthropic-api-key, anthropic-admin-api-key,
+// gcp-api-key: the Gemini API's keys); the bearer rule catches tokens
+// pasted with their scheme.
 type secretRule struct {
 	Name string
 	Re   *regexp.Regexp
@@ -24,6 +25,7 @@ var secretRules = []secretRule{
 	{"openai-api-key", regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`)},
 	{"anthropic-api-key", regexp.MustCompile(`\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA`)},
 	{"anthropic-admin-api-key", regexp.MustCompile(`\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA`)},
+	{"gcp-api-key", regexp.MustCompile(`\bAIza[\w-]{35}`)},
 	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`)},
 }
 
@@ -45,7 +47,7 @@ type SecretMatch struct {
 
 // quick rejects strings that cannot match any rule.
 func quick(s string) bool {
-	return strings.Contains(s, "sk-") || containsFoldBearer(s)
+	return strings.Contains(s, "sk-") || strings.Contains(s, "AIza") || containsFoldBearer(s)
 }
 
 // containsFoldBearer reports whether s contains "bearer" in any ASCII case,
@@ -117,8 +119,8 @@ func Redact(s string) string { return RedactView(s, nil) }
 // the end, the offset in s it comes from. A nil view matches s itself.
 // Rules apply one after another, as in Redact.
 func RedactView(s string, view func(string) (string, []int)) string {
-	// A view only decodes escapes; none of them spells "sk-" or "bearer"
-	// except \uXXXX, so text without those needs no matching at all.
+	// A view only decodes escapes; none of them spells "sk-", "AIza" or
+	// "bearer" except \uXXXX, so text without those needs no matching at all.
 	if !quick(s) && (view == nil || !strings.Contains(s, `\u`)) {
 		return s
 	}
@@ -151,7 +153,7 @@ func RedactView(s string, view func(string) (string, []int)) string {
 // credentialHeaders carry a call's credentials. Their values (and every
 // query parameter value) are scrubbed from upstream text traceforge shows.
 var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key",
-	"Cookie", "OpenAI-Organization", "OpenAI-Project"}
+	"X-Goog-Api-Key", "Cookie", "OpenAI-Organization", "OpenAI-Project"}
 
 // CredentialValues returns the credential values a request carries: the
 // values of the credential headers (and an Authorization token without its

@@ -15,9 +15,10 @@ func TestRedactCredentialValues(t *testing.T) {
 	h.Set("OpenAI-Organization", "org-SYNTHORG")
 	h.Set("Cookie", "a=1; session=SYNTHCOOKIE99")
 	h.Set("x-api-key", "sk-ant-api03-"+strings.Repeat("Q", 93)+"AA")
+	h.Set("x-goog-api-key", "SYNTHGOOGLE42")
 	h.Set("Content-Type", "application/json")
 	vals := CredentialValues(h, "api-key=SYNTHQUERY7&x=ab")
-	text := "refused SYNTHTOKEN123, SYNTHAZURE0123, org-SYNTHORG, SYNTHCOOKIE99, SYNTHQUERY7 and " +
+	text := "refused SYNTHTOKEN123, SYNTHAZURE0123, org-SYNTHORG, SYNTHCOOKIE99, SYNTHQUERY7, SYNTHGOOGLE42 and " +
 		h.Get("x-api-key") + " for application/json x=ab"
 	got := RedactValues(text, vals)
 	for _, s := range []string{"SYNTH", "sk-ant-api03"} {

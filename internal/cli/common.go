@@ -55,18 +55,33 @@ func commandAfterDash(cmd *cobra.Command, args []string, name string) ([]string,
 	return nil, nil
 }
 
-// resolveUpstreams picks each provider's upstream base URL (DESIGN §11): the
-// flag, else TRACEFORGE_<P>_UPSTREAM, else the <P>_BASE_URL already in the
-// environment (an app pointed at vLLM or a gateway is recorded against it),
-// else the public API. record and verify --live share it.
-func resolveUpstreams(io *IOStreams, openaiFlag, anthropicFlag string) (openai, anthropic *url.URL, err error) {
-	pick := func(flag, name, def string) (*url.URL, error) {
+// upstreamFlags are the --<provider>-upstream flags record and verify
+// --live share ("" = not given).
+type upstreamFlags struct{ OpenAI, Anthropic, Gemini, Ollama string }
+
+// upstreams are the resolved upstream base URLs, one per provider.
+type upstreams struct{ OpenAI, Anthropic, Gemini, Ollama *url.URL }
+
+// all lists them in provider order.
+func (u *upstreams) all() []*url.URL { return []*url.URL{u.OpenAI, u.Anthropic, u.Gemini, u.Ollama} }
+
+// resolveUpstreams picks each provider's upstream base URL (DESIGN §11,
+// §12.2): the flag, else TRACEFORGE_<P>_UPSTREAM, else the base URL the
+// provider's SDKs read that is already in the environment (OPENAI_BASE_URL,
+// ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST — an app pointed
+// at vLLM, a gateway or a remote Ollama is recorded against it), else the
+// public API (Ollama: the local server). record and verify --live share it.
+func resolveUpstreams(io *IOStreams, flags upstreamFlags) (*upstreams, error) {
+	pick := func(flag, name, sdkEnv, def string) (*url.URL, error) {
 		v, from := flag, "--"+strings.ToLower(name)+"-upstream"
 		if v == "" {
 			v, from = io.Getenv("TRACEFORGE_"+name+"_UPSTREAM"), "TRACEFORGE_"+name+"_UPSTREAM"
 		}
 		if v == "" {
-			v, from = io.Getenv(name+"_BASE_URL"), name+"_BASE_URL"
+			v, from = io.Getenv(sdkEnv), sdkEnv
+			if sdkEnv == "OLLAMA_HOST" {
+				v = serve.OllamaHostURL(v) // host:port without a scheme
+			}
 		}
 		if v == "" {
 			v, from = def, "default"
@@ -77,11 +92,19 @@ func resolveUpstreams(io *IOStreams, openaiFlag, anthropicFlag string) (openai, 
 		}
 		return u, nil
 	}
-	if openai, err = pick(openaiFlag, "OPENAI", serve.DefaultOpenAIUpstream); err != nil {
-		return nil, nil, err
+	var u upstreams
+	var err error
+	if u.OpenAI, err = pick(flags.OpenAI, "OPENAI", "OPENAI_BASE_URL", serve.DefaultOpenAIUpstream); err != nil {
+		return nil, err
 	}
-	if anthropic, err = pick(anthropicFlag, "ANTHROPIC", serve.DefaultAnthropicUpstream); err != nil {
-		return nil, nil, err
+	if u.Anthropic, err = pick(flags.Anthropic, "ANTHROPIC", "ANTHROPIC_BASE_URL", serve.DefaultAnthropicUpstream); err != nil {
+		return nil, err
 	}
-	return openai, anthropic, nil
+	if u.Gemini, err = pick(flags.Gemini, "GEMINI", "GOOGLE_GEMINI_BASE_URL", serve.DefaultGeminiUpstream); err != nil {
+		return nil, err
+	}
+	if u.Ollama, err = pick(flags.Ollama, "OLLAMA", "OLLAMA_HOST", serve.DefaultOllamaUpstream); err != nil {
+		return nil, err
+	}
+	return &u, nil
 }

@@ -28,6 +28,8 @@ type recordOptions struct {
 	listenSet         bool
 	OpenAIUpstream    string
 	AnthropicUpstream string
+	GeminiUpstream    string
+	OllamaUpstream    string
 	AllowHosts        []string
 	Prune             bool
 	OnlyMissing       bool
@@ -45,20 +47,22 @@ func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
 		Long: `record runs a local proxy between the application and its LLM provider. Every
 call is forwarded upstream (API keys pass through untouched and are never
-stored), and every chat completion, completion and message call becomes one
-checked snapshot in the snapshot folder, written as the call completes.
+stored), and every LLM call of a recorded route (OpenAI, Anthropic, Gemini and
+Ollama; docs/record.md lists them) becomes one checked snapshot in the snapshot
+folder, written as the call completes.
 
 With a command, record listens on a free loopback port, runs the command with
-OPENAI_BASE_URL, ANTHROPIC_BASE_URL and TRACEFORGE_URL pointing at it, and stops
-when the command exits. Without a command it serves in the foreground (default
+OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST and
+TRACEFORGE_URL pointing at it, and stops when the command exits. Without a command it serves in the foreground (default
 127.0.0.1:8787), prints the exports to use, and stops on Ctrl-C or SIGTERM.
 
 Each call must say where it was made with the X-Traceforge-Source header
 (traceforge.SourceTransport in Go; docs/sources.md for Node and Python).
 
-Upstreams: --openai-upstream / --anthropic-upstream, else
-TRACEFORGE_OPENAI_UPSTREAM / TRACEFORGE_ANTHROPIC_UPSTREAM, else the
-OPENAI_BASE_URL / ANTHROPIC_BASE_URL already set, else the public APIs.
+Upstreams: --openai-upstream / --anthropic-upstream / --gemini-upstream /
+--ollama-upstream, else TRACEFORGE_<PROVIDER>_UPSTREAM, else the
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST
+already set, else the public APIs (Ollama: http://127.0.0.1:11434).
 
 Exit codes: 0 every call snapshotted (with a command: the command's code),
 1 a call could not be snapshotted or a snapshot was refused, 2 usage or
@@ -77,6 +81,8 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	fl.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
 	fl.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
 	fl.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
+	fl.StringVar(&opts.GeminiUpstream, "gemini-upstream", "", "Gemini API base URL, without a version (default "+record.DefaultGeminiUpstream+")")
+	fl.StringVar(&opts.OllamaUpstream, "ollama-upstream", "", "Ollama server URL (default $OLLAMA_HOST, else "+record.DefaultOllamaUpstream+")")
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
@@ -99,7 +105,7 @@ func recordRun(o *recordOptions) error {
 	if o.DenyBypass && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --deny-bypass -- COMMAND ARGS...", "--deny-bypass needs a command: it sets the proxy variables of COMMAND's environment")
 	}
-	oa, an, err := resolveUpstreams(io, o.OpenAIUpstream, o.AnthropicUpstream)
+	ups, err := resolveUpstreams(io, upstreamFlags{o.OpenAIUpstream, o.AnthropicUpstream, o.GeminiUpstream, o.OllamaUpstream})
 	if err != nil {
 		return err
 	}
@@ -133,11 +139,11 @@ func recordRun(o *recordOptions) error {
 		fmt.Fprintf(stderr, "traceforge: warning: %s\n", warning)
 	}
 	bound := ln.Addr().String()
-	for _, u := range []*url.URL{oa, an} {
+	for _, u := range ups.all() {
 		if loopsBack(u, bound) {
 			ln.Close()
-			return usageErr("point --openai-upstream / --anthropic-upstream at the real API, or unset the "+
-				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
+			return usageErr("point the --<provider>-upstream flags at the real API, or unset the "+
+				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
 		}
 	}
 	var named []string // the addresses whose host names the server answers to
@@ -156,8 +162,10 @@ func recordRun(o *recordOptions) error {
 	rec, err := record.New(record.Config{
 		Dir:               dir,
 		Display:           display,
-		OpenAIUpstream:    oa.String(),
-		AnthropicUpstream: an.String(),
+		OpenAIUpstream:    ups.OpenAI.String(),
+		AnthropicUpstream: ups.Anthropic.String(),
+		GeminiUpstream:    ups.Gemini.String(),
+		OllamaUpstream:    ups.Ollama.String(),
 		Check:             proj.CheckOptions(),
 		OnlyMissing:       o.OnlyMissing,
 		Now:               now,
@@ -185,12 +193,12 @@ func recordRun(o *recordOptions) error {
 
 	ctx, cancel := io.Context()
 	defer cancel()
-	oaS, anS := rec.Upstreams()
+	forwarding := fmt.Sprintf("forwarding to %s, %s, %s and %s", serve.RedactURL(ups.OpenAI), serve.RedactURL(ups.Anthropic), serve.RedactURL(ups.Gemini), serve.RedactURL(ups.Ollama))
 	if len(o.Command) == 0 {
 		for _, line := range serve.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
 		}
-		fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s; Ctrl-C to stop\n", display, oaS, anS)
+		fmt.Fprintf(stderr, "traceforge: recording into %s; %s; Ctrl-C to stop\n", display, forwarding)
 		select {
 		case <-ctx.Done():
 		case <-srv.Done():
@@ -204,7 +212,7 @@ func recordRun(o *recordOptions) error {
 		return nil
 	}
 
-	fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
+	fmt.Fprintf(stderr, "traceforge: recording into %s; %s\n", display, forwarding)
 	env := serve.Env(bound)
 	if o.DenyBypass {
 		env = append(env, serve.ProxyEnv(bound)...)

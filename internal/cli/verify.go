@@ -45,6 +45,8 @@ type verifyOptions struct {
 	Concurrency   int
 	OpenAIUp      string
 	AnthropicUp   string
+	GeminiUp      string
+	OllamaUp      string
 	Command       []string
 
 	// changed records which flags were given explicitly.
@@ -80,7 +82,9 @@ started separately (prints the exports to use; stop it with Ctrl-C to get the
 report).
 
 --live re-sends every snapshot's request to the real upstream --runs times
-(keys from OPENAI_API_KEY / ANTHROPIC_API_KEY; upstreams as for record) and
+(keys from OPENAI_API_KEY / ANTHROPIC_API_KEY / GOOGLE_API_KEY or
+GEMINI_API_KEY / OLLAMA_API_KEY when the server needs one; upstreams as for
+record) and
 reports drift (all runs agree but differ from the recording) and
 nondeterminism (runs differ among themselves). Streamed recordings are
 re-sent non-streamed.
@@ -121,6 +125,8 @@ command's own exit code.`,
 	fl.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
 	fl.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
 	fl.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
+	fl.StringVar(&opts.GeminiUp, "gemini-upstream", "", "--live: Gemini API base URL (default $TRACEFORGE_GEMINI_UPSTREAM, else $GOOGLE_GEMINI_BASE_URL, else "+verify.DefaultGeminiUpstream+")")
+	fl.StringVar(&opts.OllamaUp, "ollama-upstream", "", "--live: Ollama server URL (default $TRACEFORGE_OLLAMA_UPSTREAM, else $OLLAMA_HOST, else "+verify.DefaultOllamaUpstream+")")
 	return cmd
 }
 
@@ -164,7 +170,7 @@ func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 			return nil, usageErr("--"+name+" applies to replay: traceforge verify --"+name+" -- COMMAND", "--%s needs a command or --serve", name)
 		}
 	}
-	for _, name := range []string{"runs", "concurrency", "openai-upstream", "anthropic-upstream"} {
+	for _, name := range []string{"runs", "concurrency", "openai-upstream", "anthropic-upstream", "gemini-upstream", "ollama-upstream"} {
 		if o.changed[name] && !o.Live {
 			return nil, usageErr("e.g. traceforge verify --live --runs 5", "--%s needs --live", name)
 		}
@@ -267,6 +273,11 @@ func keyEnv(io *IOStreams) []string {
 			env = append(env, k+"="+ReplayKey)
 		}
 	}
+	// The Gemini SDKs read GOOGLE_API_KEY, else GEMINI_API_KEY (and warn
+	// when both are set): one placeholder, only when neither is.
+	if io.Getenv("GOOGLE_API_KEY") == "" && io.Getenv("GEMINI_API_KEY") == "" {
+		env = append(env, "GEMINI_API_KEY="+ReplayKey)
+	}
 	return env
 }
 
@@ -357,22 +368,30 @@ func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp       string
-	openaiShown, anthropicShown string // serve.RedactURL of each, for people
-	openaiKey, anthropicKey     string
+	openaiUp, anthropicUp, geminiUp, ollamaUp             string
+	openaiShown, anthropicShown, geminiShown, ollamaShown string // serve.RedactURL of each, for people
+	openaiKey, anthropicKey, geminiKey, ollamaKey         string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
-	var s liveSetup
-	var err error
-	oa, an, err := resolveUpstreams(o.IO, o.OpenAIUp, o.AnthropicUp)
+	ups, err := resolveUpstreams(o.IO, upstreamFlags{o.OpenAIUp, o.AnthropicUp, o.GeminiUp, o.OllamaUp})
 	if err != nil {
 		return nil, err
 	}
-	s.openaiUp, s.anthropicUp = oa.String(), an.String()
-	s.openaiShown, s.anthropicShown = serve.RedactURL(oa), serve.RedactURL(an)
-	s.openaiKey = o.IO.Getenv("OPENAI_API_KEY")
-	s.anthropicKey = o.IO.Getenv("ANTHROPIC_API_KEY")
+	s := liveSetup{
+		openaiUp: ups.OpenAI.String(), anthropicUp: ups.Anthropic.String(),
+		geminiUp: ups.Gemini.String(), ollamaUp: ups.Ollama.String(),
+		openaiShown: serve.RedactURL(ups.OpenAI), anthropicShown: serve.RedactURL(ups.Anthropic),
+		geminiShown: serve.RedactURL(ups.Gemini), ollamaShown: serve.RedactURL(ups.Ollama),
+		openaiKey:    o.IO.Getenv("OPENAI_API_KEY"),
+		anthropicKey: o.IO.Getenv("ANTHROPIC_API_KEY"),
+		// The Gemini SDKs read GOOGLE_API_KEY first, then GEMINI_API_KEY.
+		geminiKey: o.IO.Getenv("GOOGLE_API_KEY"),
+		ollamaKey: o.IO.Getenv("OLLAMA_API_KEY"),
+	}
+	if s.geminiKey == "" {
+		s.geminiKey = o.IO.Getenv("GEMINI_API_KEY")
+	}
 	return &s, nil
 }
 
@@ -388,6 +407,9 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.V
 	}
 	if need["anthropic"] && s.anthropicKey == "" {
 		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
+	}
+	if need["gemini"] && s.geminiKey == "" {
+		return usageErr("export GEMINI_API_KEY=… (the key of "+s.geminiShown+"); --live sends real requests", "--live needs GEMINI_API_KEY or GOOGLE_API_KEY: the set has Gemini snapshots")
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -411,6 +433,12 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.V
 	if need["anthropic"] {
 		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
+	if need["gemini"] {
+		rep.Upstreams = append(rep.Upstreams, "gemini: "+s.geminiShown)
+	}
+	if need["ollama"] {
+		rep.Upstreams = append(rep.Upstreams, "ollama: "+s.ollamaShown)
+	}
 	rep.LiveRuns = o.Runs
 	rep.FailOn = cfg.FailClasses()
 	var prices map[string]check.Price
@@ -423,7 +451,9 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.V
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
 		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
+		GeminiUpstream: s.geminiUp, OllamaUpstream: s.ollamaUp,
 		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
+		GeminiKey: s.geminiKey, OllamaKey: s.ollamaKey,
 		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress

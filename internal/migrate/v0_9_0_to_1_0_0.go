@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,11 @@ import (
 
 // Legacy is the one legacy format (DESIGN §8): a single file
 // .ai-snapshots/snapshots.json = {"version": "0.9.0", "snapshots": [...]}.
+// providers100 are the providers of format 1.0.0, the target of this step
+// (gemini and ollama came with 1.1.0; a legacy record naming them is
+// refused like any unknown provider).
+var providers100 = []string{"anthropic", "openai"}
+
 const (
 	LegacyVersion = "0.9.0"
 	LegacyFile    = snapshot.LegacyName
@@ -483,8 +489,8 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 		bad("/timestamp", RuleLegacyFormat, "timestamp must be a string", rerecordFix)
 	}
 	if p, ok := rec["provider"].(string); ok {
-		if !snapshot.ValidProvider(p) {
-			bad("/provider", RuleProvider, fmt.Sprintf("unknown provider %q; format 1.0.0 holds %s snapshots only", p, strings.Join(snapshot.Providers, " and ")),
+		if !slices.Contains(providers100, p) {
+			bad("/provider", RuleProvider, fmt.Sprintf("unknown provider %q; format 1.0.0 holds %s snapshots only", p, strings.Join(providers100, " and ")),
 				"remove the record from snapshots.json, or record the call again against an OpenAI-compatible or Anthropic endpoint")
 		}
 		lr.provider = p
@@ -529,7 +535,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 		for k, v := range req {
 			lr.request[k] = v
 		}
-		if snapshot.ValidProvider(lr.provider) {
+		if slices.Contains(providers100, lr.provider) {
 			registry.NormalizeStored(lr.provider, registry.EndpointOf100(lr.provider, lr.request), lr.request)
 		}
 	} else if _, present := rec["request"]; present {

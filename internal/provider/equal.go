@@ -13,7 +13,9 @@ import (
 // nondeterminism and live drift all use it. Two responses are equal when
 // Content, FinishReason, TokensUsed, Model and ToolCalls are equal. Tool calls
 // are compared in order, ignoring their provider-generated ids: OpenAI
-// function calls by name and arguments (compared as strings, byte for byte),
+// function calls by name and arguments (compared as strings, byte for byte;
+// Ollama's object arguments by their canonical JSON), Gemini functionCall
+// parts by name and the canonical JSON of args (thoughtSignature ignored),
 // OpenAI custom tool calls by name and input, Anthropic tool_use blocks by name
 // and the canonical JSON of input (key order and number spelling ignored).
 // Everything else (usage breakdown, system_fingerprint, other body fields,

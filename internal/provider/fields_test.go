@@ -165,6 +165,23 @@ func TestEqualAndDiff(t *testing.T) {
 	if provider.Equal(a, c) {
 		t.Fatal("different inputs compared equal")
 	}
+	// Gemini functionCall parts compare by name and canonical args;
+	// thoughtSignature and id are ignored (DESIGN §12.9 item 7).
+	part := func(sig, args string) any {
+		v, err := provider.DecodeValue([]byte(`{"functionCall":{"id":"` + sig + `","name":"w","args":` + args + `},"thoughtSignature":"` + sig + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	g1 := snapshot.Fields{FinishReason: "STOP", ToolCalls: []any{part("AAA", `{"x":1.0,"y":"s"}`)}}
+	g2 := snapshot.Fields{FinishReason: "STOP", ToolCalls: []any{part("BBB", `{"y":"s","x":1}`)}}
+	if !provider.Equal(g1, g2) {
+		t.Fatalf("Gemini parts differing only in thoughtSignature: %v", provider.Diff(g1, g2))
+	}
+	if d := provider.Diff(g1, snapshot.Fields{FinishReason: "STOP", ToolCalls: []any{part("AAA", `{"x":2,"y":"s"}`)}}); len(d) != 1 || !strings.Contains(d[0], `w({"x":1,"y":"s"}) → w({"x":2,"y":"s"})`) {
+		t.Fatalf("Gemini args change: %q", d)
+	}
 	// Long content: the diff shows where it changes.
 	long1 := strings.Repeat("word ", 40) + "end"
 	long2 := strings.Repeat("word ", 40) + "END"

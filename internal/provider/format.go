@@ -238,6 +238,27 @@ func RewriteMessages(request map[string]any, fn func(msg map[string]any)) {
 	}
 }
 
+// RenumberToolCallIDs is the tool-call key rule of chat-like formats
+// (OpenAI chat, Ollama chat; DESIGN §4): in request["messages"] (a copy;
+// the caller's messages are never modified), every assistant
+// tool_calls[].id and every tool message's tool_call_id becomes call_1,
+// call_2, … in order of first appearance.
+func RenumberToolCallIDs(request map[string]any) {
+	ids := NewRenumberer("call_")
+	RewriteMessages(request, func(msg map[string]any) {
+		if calls, ok := msg["tool_calls"].([]any); ok {
+			msg["tool_calls"] = RewriteEach(calls, func(call map[string]any) {
+				if id, ok := call["id"]; ok {
+					call["id"] = ids.ID(id)
+				}
+			})
+		}
+		if id, ok := msg["tool_call_id"]; ok {
+			msg["tool_call_id"] = ids.ID(id)
+		}
+	})
+}
+
 // RewriteEach returns a copy of list in which every object element is a
 // shallow copy handed to fn to rewrite; other elements are kept as they are.
 // list and its elements are never modified.
@@ -306,3 +327,39 @@ func IsStream(f Format, contentType string) bool {
 	want, _, _ := strings.Cut(f.StreamContentType(), ";")
 	return strings.HasPrefix(strings.ToLower(contentType), strings.ToLower(strings.TrimSpace(want)))
 }
+
+// PathBinder is the optional capability of a format whose URL path carries
+// part of the request (Gemini: the model, DESIGN §12.9 item 4). registry.Parse
+// calls BindPath with the routed path (no query) on the decoded body before
+// NormalizeStored; an error refuses the call (it wraps ErrBadRequest there).
+type PathBinder interface {
+	BindPath(path string, request map[string]any) error
+}
+
+// DropTopLevelNulls is the stored normalization of the formats of format
+// 1.1.0 (DESIGN §12.9 item 2): every explicit top-level null is stored as
+// absent.
+func DropTopLevelNulls(request map[string]any) {
+	for k, v := range request {
+		if v == nil {
+			delete(request, k)
+		}
+	}
+}
+
+// UpstreamPath is the optional capability of a format that accepts a path
+// its upstream does not serve as such (Anthropic's /messages, posted by
+// clients whose base URL ends in /v1): the recording proxy forwards the
+// path UpstreamPath returns, relative to the provider's upstream base URL.
+type UpstreamPath interface {
+	UpstreamPath(path string) string
+}
+
+// NoStream is the assembler of a format that never streams (embeddings):
+// every Write and Done fail with err, which should wrap ErrMalformed.
+func NoStream(err error) Assembler { return noStream{err} }
+
+type noStream struct{ err error }
+
+func (n noStream) Write(p []byte) (int, error)   { return len(p), n.err }
+func (n noStream) Done() (map[string]any, error) { return nil, n.err }

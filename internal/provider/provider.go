@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -28,10 +29,13 @@ import (
 // Name is a provider folder name in a snapshot set.
 type Name string
 
-// The providers of format 1.0.0. OpenAI covers every OpenAI-compatible server.
+// The providers. OpenAI covers every OpenAI-compatible server; Gemini and
+// Ollama are their native wire formats (format 1.1.0).
 const (
 	OpenAI    Name = "openai"
 	Anthropic Name = "anthropic"
+	Gemini    Name = "gemini"
+	Ollama    Name = "ollama"
 )
 
 // Endpoint is the canonical API path of a call, independent of the path prefix
@@ -222,4 +226,29 @@ func Ordered(kvs ...any) json.Marshaler {
 func MarshalOrdered(kvs ...any) []byte {
 	b, _ := Marshal(Ordered(kvs...))
 	return b
+}
+
+// OrderedFirst is m as a JSON object that writes the members named in first
+// (those present, in that order) and then the others sorted by name: the
+// member order of a provider's own bodies, for synthesized streams.
+func OrderedFirst(m map[string]any, first ...string) json.Marshaler {
+	kvs := make([]any, 0, 2*len(m))
+	seen := make(map[string]bool, len(first))
+	for _, k := range first {
+		if v, ok := m[k]; ok && !seen[k] {
+			kvs = append(kvs, k, v)
+		}
+		seen[k] = true
+	}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		kvs = append(kvs, k, m[k])
+	}
+	return Ordered(kvs...)
 }

@@ -94,14 +94,11 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	format, _, llm := registry.Route(req.Method, req.URL.Path)
 	switch {
 	case !llm:
-		c.route = registry.ErrorFormat(req).Provider()
-		if req.Header.Get("anthropic-version") == "" {
-			c.route = provider.OpenAI // DESIGN §11: only anthropic-version routes to Anthropic
-		}
+		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
 		c.skip = true
 		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
-			Message: "not a call snapshot format " + snapshot.Version + " covers (see docs/format.md); forwarded to the " + string(c.route) + " upstream, not snapshotted",
-			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
+			Message: registry.UnknownPath(req.Method, req.URL.Path) + "; forwarded to the " + string(c.route) + " upstream, not snapshotted",
+			Fix:     "fix the client's base URL if the path is wrong; otherwise make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
 		c.route = format.Provider()
 		kc, missed := r.chains.keyContext()
@@ -225,10 +222,17 @@ func (r *Recorder) target(in *http.Request) *url.URL {
 // path the application called.
 func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
 	base := r.openai
-	if c != nil && c.route == provider.Anthropic {
-		base = r.anthropic
+	if c != nil {
+		base = r.Upstream(c.route)
 	}
 	restPath, restRaw := in.Path, in.EscapedPath()
+	if c != nil && c.req != nil {
+		if up, ok := c.req.Format.(provider.UpstreamPath); ok {
+			if p := up.UpstreamPath(restPath); p != restPath {
+				restPath, restRaw = p, p
+			}
+		}
+	}
 	if base == r.openai {
 		// The application's OpenAI base URL is http://127.0.0.1:PORT/v1 and
 		// the upstream's includes its /v1: map one onto the other.
@@ -496,10 +500,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		f = registry.ForProvider(c.route)
 	}
 	p := f.Provider()
-	base := r.openai
-	if p == provider.Anthropic {
-		base = r.anthropic
-	}
+	base := r.Upstream(p)
 	fix := "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"
 	if t := r.target(req); t != nil {
 		base = &url.URL{Scheme: t.Scheme, Host: t.Host}

@@ -40,6 +40,8 @@ import (
 const (
 	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
 	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
+	DefaultGeminiUpstream    = serve.DefaultGeminiUpstream
+	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
 )
 
 // DefaultDir is the snapshot folder used when Config.Dir is empty.
@@ -64,6 +66,12 @@ type Config struct {
 	// AnthropicUpstream is the Anthropic base URL, without /v1
 	// ("" = DefaultAnthropicUpstream).
 	AnthropicUpstream string
+	// GeminiUpstream is the Gemini API base URL, without a version
+	// ("" = DefaultGeminiUpstream).
+	GeminiUpstream string
+	// OllamaUpstream is the Ollama server's base URL
+	// ("" = DefaultOllamaUpstream).
+	OllamaUpstream string
 	// Check configures the pre-write checks (the policy config).
 	Check check.Options
 	// OnlyMissing serves calls that already have a valid snapshot from the
@@ -139,6 +147,7 @@ type Recorder struct {
 	display   string
 	openai    *url.URL
 	anthropic *url.URL
+	upstreams map[provider.Name]*url.URL // every provider's base URL
 	transport http.RoundTripper
 	proxy     *httputil.ReverseProxy
 	handler   http.Handler
@@ -253,6 +262,15 @@ func New(cfg Config) (*Recorder, error) {
 	if r.anthropic, err = serve.ParseUpstream(cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
 		return nil, fmt.Errorf("anthropic upstream: %w", err)
 	}
+	r.upstreams = map[provider.Name]*url.URL{provider.OpenAI: r.openai, provider.Anthropic: r.anthropic}
+	for p, v := range map[provider.Name][2]string{
+		provider.Gemini: {cfg.GeminiUpstream, DefaultGeminiUpstream},
+		provider.Ollama: {cfg.OllamaUpstream, DefaultOllamaUpstream},
+	} {
+		if r.upstreams[p], err = serve.ParseUpstream(v[0], v[1]); err != nil {
+			return nil, fmt.Errorf("%s upstream: %w", p, err)
+		}
+	}
 	r.transport = cfg.Transport
 	if r.transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -284,6 +302,15 @@ func New(cfg Config) (*Recorder, error) {
 // (serve.RedactURL: no user info, query values REDACTED).
 func (r *Recorder) Upstreams() (openai, anthropic string) {
 	return serve.RedactURL(r.openai), serve.RedactURL(r.anthropic)
+}
+
+// Upstream returns the base URL calls of provider p are forwarded to
+// (OpenAI's for an unknown provider).
+func (r *Recorder) Upstream(p provider.Name) *url.URL {
+	if u, ok := r.upstreams[p]; ok {
+		return u
+	}
+	return r.openai
 }
 
 // Handler is the proxy. Whoever serves it wraps it in the shared safety

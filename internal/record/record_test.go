@@ -921,6 +921,10 @@ func TestUnknownPathForwardedAndListed(t *testing.T) {
 	if !s.Failed() || !hasKind(s, record.KindUnknownPath) {
 		t.Fatalf("want an unknown-path problem:\n%s", summaryText(s))
 	}
+	// The problem says what is recorded (issue 13).
+	if text := summaryText(s); !strings.Contains(text, "…/v1/chat/completions") || !strings.Contains(text, "…/api/chat") {
+		t.Errorf("the problem does not list the served routes:\n%s", text)
+	}
 }
 
 func TestHostCheck(t *testing.T) {

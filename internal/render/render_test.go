@@ -135,3 +135,18 @@ func TestRenderersNameFilesUnderTheFolder(t *testing.T) {
 		t.Errorf("migrate problems:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestJUnitClassPerProvider: JUnit groups a snapshot's case under its
+// provider folder, the native ones included; anything else is "set".
+func TestJUnitClassPerProvider(t *testing.T) {
+	for file, want := range map[string]string{
+		".ai-snapshots/openai/0123456789ab.json": "openai",
+		".ai-snapshots/gemini/0123456789ab.json": "gemini",
+		".ai-snapshots/ollama/0123456789ab.json": "ollama",
+		".ai-snapshots/manifest.json":            "set",
+	} {
+		if got := classOf(file); got != want {
+			t.Errorf("classOf(%s) = %s, want %s", file, got, want)
+		}
+	}
+}

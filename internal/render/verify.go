@@ -12,6 +12,7 @@ import (
 	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Formats a report can be written in.
@@ -808,7 +809,7 @@ func firstLine(s string) string {
 
 func classOf(file string) string {
 	dir := path.Base(path.Dir(file))
-	if dir == "openai" || dir == "anthropic" {
+	if snapshot.ValidProvider(dir) {
 		return dir
 	}
 	return "set"

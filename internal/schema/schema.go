@@ -228,11 +228,11 @@ func translate(e *jsonschema.ValidationError) []Violation {
 
 // patternWords describes the schemas' patterns in plain words.
 var patternWords = map[string]string{
-	"^sha256:[0-9a-f]{64}$":                    `"sha256:" followed by 64 lowercase hex digits`,
-	"^[0-9a-f]{12}$":                           "12 lowercase hex characters",
-	`^(openai|anthropic)/[0-9a-f]{12}\\.json$`: "exactly <provider>/<id>.json (openai or anthropic, 12 hex characters)",
-	"T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$":            "an RFC 3339 UTC timestamp like 2026-01-09T10:30:00Z",
-	`^[0-9]+\\.[0-9]+\\.[0-9]+$`:               "a version like 1.0.0",
+	"^sha256:[0-9a-f]{64}$": `"sha256:" followed by 64 lowercase hex digits`,
+	"^[0-9a-f]{12}$":        "12 lowercase hex characters",
+	`^(openai|anthropic|gemini|ollama)/[0-9a-f]{12}\\.json$`: "exactly <provider>/<id>.json (openai, anthropic, gemini or ollama, 12 hex characters)",
+	"T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$":                          "an RFC 3339 UTC timestamp like 2026-01-09T10:30:00Z",
+	`^[0-9]+\\.[0-9]+\\.[0-9]+$`:                             "a version like 1.0.0",
 }
 
 func withArticle(t string) string {

@@ -6,11 +6,18 @@ import (
 	"regexp"
 )
 
-// Providers allowed in a snapshot set; each is a folder of the set.
-var Providers = []string{"anthropic", "openai"}
+// Providers allowed in a snapshot set; each is a folder of the set
+// (DESIGN §12.2).
+var Providers = []string{"anthropic", "gemini", "ollama", "openai"}
 
 // ValidProvider reports whether p is an allow-listed provider name.
-func ValidProvider(p string) bool { return p == "openai" || p == "anthropic" }
+func ValidProvider(p string) bool {
+	switch p {
+	case "openai", "anthropic", "gemini", "ollama":
+		return true
+	}
+	return false
+}
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{12}$`)
 

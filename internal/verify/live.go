@@ -29,6 +29,8 @@ import (
 const (
 	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
 	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
+	DefaultGeminiUpstream    = serve.DefaultGeminiUpstream
+	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
 )
 
 // DefaultAnthropicVersion is sent to Anthropic when a snapshot stores no
@@ -46,10 +48,15 @@ type LiveOptions struct {
 	Runs      int               // runs per snapshot (≥ 1)
 	// Concurrency bounds the requests in flight across all snapshots (≥ 1).
 	Concurrency int
-	// Upstream base URLs: OpenAI's includes /v1, Anthropic's does not (as
-	// the SDKs' OPENAI_BASE_URL and ANTHROPIC_BASE_URL).
+	// Upstream base URLs: OpenAI's includes /v1, the others do not (as
+	// the SDKs' OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL
+	// and OLLAMA_HOST).
 	OpenAIUpstream, AnthropicUpstream string
+	GeminiUpstream, OllamaUpstream    string
 	OpenAIKey, AnthropicKey           string
+	// GeminiKey is sent as x-goog-api-key; OllamaKey (optional: a local
+	// server needs none) as a bearer token.
+	GeminiKey, OllamaKey string
 	// Client sends the requests (nil: a client with a 10-minute timeout).
 	Client *http.Client
 	// Progress, when set, is called after each finished run.
@@ -189,8 +196,13 @@ func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) 
 // ?api-key=…) is kept.
 func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) (*url.URL, error) {
 	base, path := o.OpenAIUpstream, strings.TrimPrefix(string(e), "/v1")
-	if p == provider.Anthropic {
+	switch p {
+	case provider.Anthropic:
 		base, path = o.AnthropicUpstream, string(e)
+	case provider.Gemini:
+		base, path = o.GeminiUpstream, string(e)
+	case provider.Ollama:
+		base, path = o.OllamaUpstream, string(e)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
@@ -226,7 +238,8 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: err.Error()}
 	}
-	p, e := format.Provider(), format.Endpoint()
+	// The stored endpoint: Gemini's names the model and API version.
+	p, e := format.Provider(), provider.Endpoint(s.Record.Endpoint)
 	request := s.Record.Request
 	if prev != "" {
 		request = maps.Clone(request)
@@ -252,12 +265,19 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 			req.Header.Set(k, sv)
 		}
 	}
-	if p == provider.Anthropic {
+	switch p {
+	case provider.Anthropic:
 		req.Header.Set("x-api-key", o.AnthropicKey)
 		if req.Header.Get("anthropic-version") == "" {
 			req.Header.Set("anthropic-version", DefaultAnthropicVersion)
 		}
-	} else {
+	case provider.Gemini:
+		req.Header.Set("x-goog-api-key", o.GeminiKey)
+	case provider.Ollama:
+		if o.OllamaKey != "" {
+			req.Header.Set("Authorization", "Bearer "+o.OllamaKey)
+		}
+	default:
 		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
 	}
 	start := liveNow()

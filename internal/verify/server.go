@@ -18,7 +18,6 @@ import (
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
-	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -91,7 +90,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
-		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format %s covers the routes in docs/format.md)", r.Method, r.URL.Path, snapshot.Version)
+		status, reason := http.StatusNotFound, registry.UnknownPath(r.Method, r.URL.Path)
 		switch {
 		case errors.Is(err, provider.ErrTooLarge):
 			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)

@@ -35,7 +35,7 @@ import path from 'node:path';
 import process from 'node:process';
 import canonicalize from 'canonicalize';
 
-const PROVIDERS = ['anthropic', 'openai'];
+const PROVIDERS = ['anthropic', 'gemini', 'ollama', 'openai'];
 const ID_FILE = /^[0-9a-f]{12}\.json$/;
 
 const sha256hex = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -86,6 +86,7 @@ function responsesKeyRequest(r, parent) {
 }
 
 export function keyRequest(provider, request, endpoint, parent) {
+  if (provider === 'gemini') return request; // no key-only rules: streaming is in the path
   let r = Object.fromEntries(Object.entries(request).filter(([k]) => k !== 'stream' && k !== 'stream_options'));
   if (endpoint === '/v1/responses') return responsesKeyRequest(r, parent);
   if (provider === 'anthropic' && typeof r.system === 'string') r = withMember(r, 'system', textBlocks(r.system));

@@ -181,8 +181,30 @@ func edgeItems() []snapshottest.Item {
 	emb.Response = snapshot.Response{LatencyMS: 12, Fields: snapshot.Fields{NoText: true, TokensUsed: 2, Usage: obj("prompt_tokens", 2, "total_tokens", 2)},
 		Body: obj("object", "list", "data", []any{obj("object", "embedding", "index", 0, "embedding", "AAAAAA==")}, "model", "text-embedding-3-small")}
 
+	// Gemini: the model from the path in the request, no key-only rules
+	// (a body "stream" member is kept); an embeddings record without
+	// tokens_used. Ollama: stream dropped, tool-call ids renumbered.
+	gem := snapshottest.OpenAIChat("gemini")
+	gem.Provider, gem.Endpoint = "gemini", "/v1beta/models/gemini-2.5-flash:generateContent"
+	gem.Request = obj("model", "gemini-2.5-flash", "stream", true, "contents", []any{obj("role", "user", "parts", []any{obj("text", "Wetter in Köln? ☔")})},
+		"generationConfig", obj("temperature", 0, "seed", 3, "maxOutputTokens", 64))
+	gem.Response = snapshot.Response{LatencyMS: 33, Fields: snapshot.Fields{TokensUsed: 20, FinishReason: "STOP",
+		ToolCalls: []any{obj("functionCall", obj("name", "get_weather", "args", obj("city", "Köln")), "thoughtSignature", "c2ln")}}}
+	gemEmb := snapshottest.OpenAIChat("gemini embed")
+	gemEmb.Provider, gemEmb.Endpoint = "gemini", "/v1/models/gemini-embedding-001:batchEmbedContents"
+	gemEmb.Request = obj("model", "gemini-embedding-001", "requests", []any{obj("model", "models/gemini-embedding-001", "content", obj("parts", []any{obj("text", "ü")}))})
+	gemEmb.Response = snapshot.Response{LatencyMS: 5, Fields: snapshot.Fields{NoText: true, NoTokens: true}, Body: obj("embeddings", []any{obj("values", []any{0.5})})}
+	oll := snapshottest.OpenAIChat("ollama")
+	oll.Provider, oll.Endpoint = "ollama", "/api/chat"
+	oll.Request = obj("model", "llama3.2", "stream", false, "options", obj("temperature", 0, "seed", 3, "num_predict", 64), "messages", []any{
+		obj("role", "user", "content", "Weather in Oslo?"),
+		obj("role", "assistant", "content", "", "tool_calls", []any{obj("id", "call_x1", "function", obj("index", 0, "name", "get_weather", "arguments", obj("city", "Oslo")))}),
+		obj("role", "tool", "tool_call_id", "call_x1", "content", "-3 °C"),
+	})
+	oll.Response = snapshot.Response{LatencyMS: 7, Fields: snapshot.Fields{Content: "Cold.", TokensUsed: 12, FinishReason: "stop"}}
+
 	return []snapshottest.Item{oaParent, oa, an, anParent, completion,
-		snapshottest.OpenAIChat("plain"), snapshottest.AnthropicMessage("plain"), respTool, respRoot, respChained, emb}
+		snapshottest.OpenAIChat("plain"), snapshottest.AnthropicMessage("plain"), respTool, respRoot, respChained, emb, gem, gemEmb, oll}
 }
 
 func TestNodeAgreesOnEdgeCaseSet(t *testing.T) {
@@ -204,8 +226,8 @@ func TestNodeAgreesOnEdgeCaseSet(t *testing.T) {
 	}
 	out := mustAgree(t, dir)
 	// Lineage was exercised for both providers.
-	if n := strings.Count(out, " parent="); n != 4 {
-		t.Errorf("%d records with lineage, want 4 (chat, messages, Responses input runs and chain):\n%s", n, out)
+	if n := strings.Count(out, " parent="); n != 5 {
+		t.Errorf("%d records with lineage, want 5 (chat, messages, Responses input runs and chain, Ollama chat):\n%s", n, out)
 	}
 	// And Node compared keys (the file names) computed from renumbered tool-call ids.
 	for _, s := range set.Snapshots {

@@ -43,6 +43,10 @@ func Prompt(mode string) string {
 		p = "Name one thing Alan Turing is known for."
 	case "rag":
 		p = "What does traceforge do with LLM calls?"
+	case "generate":
+		p = "Why is the sky blue? One sentence."
+	case "embed":
+		p = "Ada Lovelace wrote the first program."
 	}
 	return p + os.Getenv(SuffixEnv)
 }

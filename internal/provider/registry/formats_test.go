@@ -50,6 +50,9 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if !ok || doc.Defs[name] == nil || !schema.Has(ptr) {
 			t.Errorf("%s: RecordSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
 		}
+		if f.Provider() == provider.Gemini || f.Provider() == provider.Ollama {
+			continue // their own rules: TestNativeFormats
+		}
 		if f.StreamContentType() != provider.SSEContentType {
 			t.Errorf("%s: format 1.0.0 formats stream SSE, got %q", id, f.StreamContentType())
 		}
@@ -68,6 +71,39 @@ func TestFormatsAreConsistent(t *testing.T) {
 	}
 	if _, err := registry.RequestKey("mistral", ep("mistral", map[string]any{}), map[string]any{}, nil, nil); err == nil {
 		t.Error("RequestKey of an unknown provider must fail")
+	}
+}
+
+// TestNativeFormats: Gemini streams by path (SSE), Ollama unless "stream":
+// false (NDJSON); --live sends Ollama "stream": false and Gemini without the
+// model its path carries (DESIGN §12.9 items 1 and 4).
+func TestNativeFormats(t *testing.T) {
+	gen, _, ok := registry.Route("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+	if !ok || !gen.Streams("/v1beta/models/gemini-2.5-flash:streamGenerateContent", map[string]any{}) || gen.StreamContentType() != provider.SSEContentType {
+		t.Error("Gemini :streamGenerateContent streams SSE")
+	}
+	if live := gen.LiveBody(map[string]any{"model": "gemini-2.5-flash", "contents": []any{}}); len(live) != 1 || live["contents"] == nil {
+		t.Errorf("Gemini LiveBody = %v; want the body without model", live)
+	}
+	chat, _, _ := registry.Route("POST", "/api/chat")
+	if !chat.Streams("/api/chat", map[string]any{}) || chat.Streams("/api/chat", map[string]any{"stream": false}) || chat.StreamContentType() != provider.NDJSONContentType {
+		t.Error("Ollama streams NDJSON unless \"stream\": false")
+	}
+	if live := chat.LiveBody(map[string]any{"model": "m", "stream": true}); live["stream"] != false || live["model"] != "m" {
+		t.Errorf("Ollama LiveBody = %v; want stream false", live)
+	}
+	// Determinism: nested members, none for embeddings (DESIGN §12.2).
+	for path, want := range map[string][2]string{
+		"/v1beta/models/m:generateContent":    {"/generationConfig/temperature", "/generationConfig/seed"},
+		"/v1beta/models/m:batchEmbedContents": {"", ""},
+		"/api/chat":                           {"/options/temperature", "/options/seed"},
+		"/api/generate":                       {"/options/temperature", "/options/seed"},
+		"/api/embed":                          {"", ""},
+	} {
+		f, _, _ := registry.Route("POST", path)
+		if temp, seed := f.Determinism(); [2]string{temp, seed} != want {
+			t.Errorf("%s: Determinism = %q, %q; want %q", path, temp, seed, want)
+		}
 	}
 }
 

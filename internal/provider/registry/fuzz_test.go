@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("POST", "/v1/chat/completions", "", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stop":"x","stream":true}`))
 	f.Add("POST", "/v1/messages", "2023-06-01", []byte(`{"model":"m","system":"s","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]}]}`))
 	f.Add("POST", "/v1/completions", "", []byte(`{"model":"m","prompt":"p"}`))
+	f.Add("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "", []byte(`{"model":"models/gemini-2.5-flash","contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	f.Add("POST", "/api/chat", "", []byte(`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"a"}]},{"role":"tool","tool_call_id":"a"}],"format":null}`))
 	f.Fuzz(func(t *testing.T, method, path, version string, body []byte) {
 		h := http.Header{}
 		if version != "" {

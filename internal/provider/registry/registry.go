@@ -22,6 +22,8 @@ import (
 
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
+	"github.com/traceforge/traceforge/internal/provider/gemini"
+	"github.com/traceforge/traceforge/internal/provider/ollama"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
 	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
@@ -40,6 +42,11 @@ var formats = []provider.Format{
 	messages.New(),
 	responses.New(),
 	embeddings.New(),
+	gemini.NewGenerate(),
+	gemini.NewEmbed(),
+	ollama.NewChat(),
+	ollama.NewGenerate(),
+	ollama.NewEmbed(),
 }
 
 // Formats returns the registered formats in lookup order. The slice must not
@@ -140,18 +147,80 @@ func ForStored(p string, e provider.Endpoint) (provider.Format, error) {
 }
 
 // ErrorFormat returns the format whose error shape suits a request that may
-// not parse: the routed format, else Anthropic's when the request carries
-// anthropic-version or its path ends in /messages, else OpenAI's (DESIGN
-// §11: unknown paths go to the Anthropic upstream when the request carries
-// anthropic-version).
+// not parse: the routed format, else the default format of the provider
+// UpstreamOf names — except that a path ending in /messages gets
+// Anthropic's shape.
 func ErrorFormat(r *http.Request) provider.Format {
 	if f, _, ok := Route(r.Method, r.URL.Path); ok {
 		return f
 	}
-	if r.Header.Get("anthropic-version") != "" || strings.HasSuffix(r.URL.Path, "/messages") {
-		return ForProvider(provider.Anthropic)
+	p := UpstreamOf(r)
+	if p == provider.OpenAI && strings.HasSuffix(r.URL.Path, "/messages") {
+		p = provider.Anthropic
 	}
-	return ForProvider(provider.OpenAI)
+	return ForProvider(p)
+}
+
+// UpstreamOf is the provider whose upstream a call goes to (DESIGN §12.9
+// item 8): the routed format's; else /api/… goes to Ollama; a request with
+// an x-goog-api-key header, a key= query parameter, a /v1beta/ or
+// /v1alpha/ segment, or a …/v1/models/X:method path goes to Gemini; else
+// Anthropic when it carries anthropic-version, else OpenAI (DESIGN §11).
+func UpstreamOf(r *http.Request) provider.Name {
+	path := r.URL.Path
+	if f, _, ok := Route(r.Method, path); ok {
+		return f.Provider()
+	}
+	if strings.HasPrefix(path, "/api/") {
+		return provider.Ollama
+	}
+	if r.Header.Get("x-goog-api-key") != "" || r.URL.Query().Has("key") ||
+		strings.Contains(path+"/", "/v1beta/") || strings.Contains(path+"/", "/v1alpha/") {
+		return provider.Gemini
+	}
+	if i := strings.LastIndex(path, "/v1/models/"); i >= 0 && strings.Contains(path[i+len("/v1/models/"):], ":") {
+		return provider.Gemini
+	}
+	if r.Header.Get("anthropic-version") != "" {
+		return provider.Anthropic
+	}
+	return provider.OpenAI
+}
+
+// Served lists the routes traceforge records, for messages about a path it
+// does not: every registered format's key endpoint (patterns for Gemini),
+// "…" standing for any base-URL prefix.
+func Served() string {
+	var out []string
+	for _, f := range formats {
+		out = append(out, "…"+string(f.Endpoint()))
+	}
+	return "POST " + strings.Join(out, ", ") + " (Gemini also :streamGenerateContent and :batchEmbedContents, under v1, v1beta or v1alpha)"
+}
+
+// UnknownPath explains why method and path are not a recorded call: the
+// routes that are, and — when the path differs from one only by a /v1
+// segment — the base-URL fix.
+func UnknownPath(method, path string) string {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	msg := fmt.Sprintf("%s %s is not a call traceforge records; it records %s", method, path, Served())
+	switch {
+	case routes(method, "/v1"+path):
+		msg += fmt.Sprintf(". %s would be: the client's base URL lacks /v1 (%s)", "/v1"+path, baseURLs)
+	case strings.HasPrefix(path, "/v1/") && routes(method, path[len("/v1"):]):
+		msg += fmt.Sprintf(". %s would be: the client's base URL has one /v1 too many (%s)", path[len("/v1"):], baseURLs)
+	}
+	return msg
+}
+
+// baseURLs says which base URLs carry /v1 (DESIGN §6, §12.2).
+const baseURLs = "OPENAI_BASE_URL ends in /v1; ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL and OLLAMA_HOST do not"
+
+func routes(method, path string) bool {
+	_, _, ok := Route(method, path)
+	return ok
 }
 
 // Parse turns a request's method, path, headers and body into a Request:
@@ -184,7 +253,15 @@ func ParseWith(method, path string, header http.Header, body []byte, kc *provide
 		return nil, fmt.Errorf("%w: the body is not a JSON object", provider.ErrBadRequest)
 	}
 	req := &provider.Request{Format: f, Provider: f.Provider(), Endpoint: e, Body: m, Raw: body, Headers: provider.StoredHeaders(header)}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
 	req.Stream = f.Streams(path, m)
+	if pb, ok := f.(provider.PathBinder); ok {
+		if err := pb.BindPath(path, m); err != nil {
+			return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+		}
+	}
 	if inj, ok := f.(provider.UsageInjector); ok {
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}

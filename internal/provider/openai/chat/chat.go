@@ -43,19 +43,7 @@ func (Format) OwnsRecord(request map[string]any) bool {
 // call_2, … in order of first appearance (DESIGN §4).
 func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[string]any {
 	r := provider.WithoutStream(request)
-	ids := provider.NewRenumberer("call_")
-	provider.RewriteMessages(r, func(msg map[string]any) {
-		if calls, ok := msg["tool_calls"].([]any); ok {
-			msg["tool_calls"] = provider.RewriteEach(calls, func(call map[string]any) {
-				if id, ok := call["id"]; ok {
-					call["id"] = ids.ID(id)
-				}
-			})
-		}
-		if id, ok := msg["tool_call_id"]; ok {
-			msg["tool_call_id"] = ids.ID(id)
-		}
-	})
+	provider.RenumberToolCallIDs(r)
 	return r
 }
 
