@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,10 @@ type client struct {
 	// fnPrefix precedes the mode's function name in source.function (V8
 	// names a function called with a receiver after the receiver's class).
 	fnPrefix string
+	// mintIDs runs the fake upstream with -mint-ids (new response ids on
+	// every call, as the real Responses API) and re-records once: the set
+	// must come out byte for byte the same.
+	mintIDs bool
 }
 
 // wrapperModes are the modes of the clients that exercise a wrapper library.
@@ -49,15 +54,18 @@ var clients = []client{
 	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes},
 	// LangChain under node:test with the runner setup loaded.
 	{name: "nodetest-node", argv: []string{"node", "--import", "./node/setup-node-test.mjs", "node/runner.test.mjs"}, file: "node/runner.test.mjs", provider: "openai", modes: wrapperModes, fnPrefix: "TestContext."},
+	// openai-go's Responses client (plain, streamed, a function-tool round
+	// trip, a previous_response_id chain) and an embeddings-then-chat flow.
+	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
 }
 
 var modes = []string{"plain", "stream", "tool"}
 
 // calls is how many LLM calls (snapshots) each mode makes.
-var calls = map[string]int{"plain": 1, "stream": 1, "tool": 2}
+var calls = map[string]int{"plain": 1, "stream": 1, "tool": 2, "chain": 2, "rag": 2}
 
 // function is the client function each mode's calls come from.
-var function = map[string]string{"plain": "plain", "stream": "stream", "tool": "agent"}
+var function = map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "chain": "chain", "rag": "rag"}
 
 // bins holds the binaries built once for the whole run.
 var bins struct {
@@ -200,9 +208,9 @@ type fakeUpstream struct {
 	done chan struct{}
 }
 
-func startFake(t *testing.T) *fakeUpstream {
+func startFake(t *testing.T, args ...string) *fakeUpstream {
 	t.Helper()
-	cmd := exec.Command(bins.fake)
+	cmd := exec.Command(bins.fake, args...)
 	cmd.Env = baseEnv()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -290,7 +298,11 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 	tf := func(args ...string) []string { return append([]string{bins.traceforge, "--dir", dir}, args...) }
 
 	// a. Record against the fake upstream.
-	fake := startFake(t)
+	var fakeArgs []string
+	if c.mintIDs {
+		fakeArgs = []string{"-mint-ids"}
+	}
+	fake := startFake(t, fakeArgs...)
 	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key")
 	rec := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
 	if rec.code != 0 {
@@ -302,6 +314,18 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 	// b. Static checks.
 	if v := run(t, baseEnv(), tf("verify")...); v.code != 0 {
 		t.Fatalf("verify (static): want exit 0\n%s", v)
+	}
+	if c.mintIDs {
+		// Re-recording against an upstream that mints new ids keeps every
+		// file: call ids, item ids and chains are keyed by position.
+		before := readTree(t, dir)
+		again := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+		if again.code != 0 {
+			t.Fatalf("re-record: want exit 0\n%s", again)
+		}
+		if after := readTree(t, dir); !maps.Equal(before, after) {
+			t.Fatalf("re-recording with new upstream ids changed the set\n%s", again)
+		}
 	}
 
 	// c. Replay offline: no upstream, no API keys.
@@ -323,6 +347,24 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 	if !hasDiffLine(drift.combined(), "(changed)") {
 		t.Fatalf("verify with a changed prompt: no diff line mentioning %q\n%s", "(changed)", drift)
 	}
+}
+
+// readTree returns every snapshot and manifest file below dir.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // hasDiffLine reports whether out has an added or removed diff line holding s.
@@ -398,6 +440,7 @@ func makesCall(line string) bool {
 		"Completions.New(", "Completions.NewStreaming(", "Messages.New(", "Messages.NewStreaming(",
 		"CreateChatCompletion(", "CreateChatCompletionStream(",
 		"chat.completions.create(", "messages.create(", "messages.stream(",
+		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
 		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 	} {
 		if strings.Contains(line, call) {

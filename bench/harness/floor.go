@@ -152,7 +152,7 @@ func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
 	keys := [][32]byte{sha256.Sum256(gen.HTTPRequest(i, false).Body)}
 	as := []*floorAnswer{{plain: buf.Bytes()}}
 	if streams {
-		f := registry.ForRecord(it.Provider, it.Request)
+		f := registry.Lookup(provider.Name(it.Provider), registry.EndpointOf100(it.Provider, it.Request))
 		// Round-trip through JSON so numbers are json.Number, as in a set read from disk.
 		var body map[string]any
 		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))

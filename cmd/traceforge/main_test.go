@@ -109,7 +109,7 @@ func TestScripts(t *testing.T) {
 // tfclient is a tiny application for the scripts: for each argument it sends
 // one OpenAI chat call (temperature 0, seed 42) to $OPENAI_BASE_URL with the
 // source header tfclient.go:<n>:ask, and prints the answer. TFCLIENT_STREAM=1
-// streams the calls. It exits 1 on any non-2xx answer, printing the error body.
+// streams the calls; TFCLIENT_BYPASS=URL then GETs URL past the base URL. It exits 1 on any non-2xx answer, printing the error body.
 func tfclient() {
 	base := os.Getenv("OPENAI_BASE_URL")
 	for i, prompt := range os.Args[1:] {
@@ -147,6 +147,18 @@ func tfclient() {
 		}
 		_ = json.Unmarshal(data, &out)
 		fmt.Printf("%s -> %s\n", prompt, out.Choices[0].Message.Content)
+	}
+	// TFCLIENT_BYPASS=URL: one more call that ignores the base URL, made
+	// with the default client, which honours HTTP(S)_PROXY and NO_PROXY
+	// (http.ProxyFromEnvironment): an SDK escaping the base URL.
+	if u := os.Getenv("TFCLIENT_BYPASS"); u != "" {
+		resp, err := http.DefaultClient.Get(u)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tfclient: bypass:", err)
+			os.Exit(1)
+		}
+		resp.Body.Close()
+		fmt.Printf("bypass %s -> %d\n", u, resp.StatusCode)
 	}
 	if code := os.Getenv("TFCLIENT_EXIT"); code != "" {
 		n, _ := strconv.Atoi(code)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -216,46 +217,17 @@ func sameCalls(a, b []ToolCall) bool {
 	return true
 }
 
-// toolCalls reduces stored tool calls to names and canonical arguments. It
-// knows the shapes the providers store: OpenAI chat {function:{name,
-// arguments}} and custom {custom:{name,input}}, Anthropic tool_use
-// {name,input}, Responses function_call {name,arguments}, Gemini parts
-// {functionCall:{name,args}} (thoughtSignature ignored), Ollama
-// {function:{name,arguments:{…}}}. Anything else compares as its canonical
-// JSON without id fields.
+// toolCalls reduces stored tool calls to names and canonical arguments;
+// the wire layer (provider.ToolCalls) knows where each format keeps them.
+// A shape no format stores compares as its canonical JSON without ids.
 func toolCalls(calls []any) []ToolCall {
 	out := make([]ToolCall, 0, len(calls))
-	for _, c := range calls {
-		m, ok := c.(map[string]any)
-		if !ok {
-			out = append(out, ToolCall{Name: "?", Arguments: canonical(c)})
+	for _, c := range provider.ToolCalls(calls) {
+		if !c.Known {
+			out = append(out, ToolCall{Name: c.Name, Arguments: canonical(c.Arguments)})
 			continue
 		}
-		switch {
-		case isObject(m["function"]):
-			fn := m["function"].(map[string]any)
-			out = append(out, ToolCall{Name: str(fn["name"]), Arguments: arguments(fn["arguments"])})
-		case isObject(m["custom"]):
-			cu := m["custom"].(map[string]any)
-			out = append(out, ToolCall{Name: str(cu["name"]), Arguments: arguments(cu["input"])})
-		case isObject(m["functionCall"]):
-			fc := m["functionCall"].(map[string]any)
-			out = append(out, ToolCall{Name: str(fc["name"]), Arguments: arguments(fc["args"])})
-		case m["name"] != nil && (m["input"] != nil || m["arguments"] != nil):
-			args := m["input"]
-			if args == nil {
-				args = m["arguments"]
-			}
-			out = append(out, ToolCall{Name: str(m["name"]), Arguments: arguments(args)})
-		default:
-			rest := make(map[string]any, len(m))
-			for k, v := range m {
-				if k != "id" && k != "call_id" {
-					rest[k] = v
-				}
-			}
-			out = append(out, ToolCall{Name: str(m["type"]), Arguments: canonical(rest)})
-		}
+		out = append(out, ToolCall{Name: c.Name, Arguments: arguments(c.Arguments)})
 	}
 	return out
 }
@@ -278,14 +250,4 @@ func canonical(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return string(b)
-}
-
-func isObject(v any) bool {
-	_, ok := v.(map[string]any)
-	return ok
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
 }

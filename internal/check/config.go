@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/change"
+	"github.com/traceforge/traceforge/internal/normalize"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -38,7 +40,10 @@ type Config struct {
 	// fail on; nil when the file has no "fail_on" (see FailClasses).
 	FailOn []change.Class
 	Prices map[string]Price // USD per 1M tokens by model (snapshot stats)
-	Path   string           // where it was read from ("" = no file)
+	// Normalize holds the declared key normalizers ("normalize"); nil when
+	// the file has none.
+	Normalize *normalize.Set
+	Path      string // where it was read from ("" = no file)
 }
 
 // FailClasses returns the configured "fail_on" classes, or the default
@@ -48,6 +53,22 @@ func (c *Config) FailClasses() []change.Class {
 		return change.DefaultFailOn()
 	}
 	return c.FailOn
+}
+
+// Normalizer is the project's declared key normalizers (DESIGN §12.3), nil
+// when there are none, so that keys are exactly those of a project without
+// a config.
+func (c *Config) Normalizer() provider.KeyNormalizer {
+	if c == nil || c.Normalize.Len() == 0 {
+		return nil
+	}
+	return c.Normalize
+}
+
+// KeyContext is a key context carrying only the declared key normalizers
+// (nil when there are none).
+func (c *Config) KeyContext() *provider.KeyContext {
+	return provider.WithNormalizer(nil, c.Normalizer())
 }
 
 // ErrConfig wraps every configuration problem (exit 2).
@@ -173,8 +194,12 @@ func ParseConfig(data []byte) (*Config, error) {
 			if cfg.Prices, err = parsePrices(val); err != nil {
 				return nil, err
 			}
+		case "normalize":
+			if cfg.Normalize, err = normalize.Parse(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices, normalize)", k)
 		}
 	}
 	return cfg, nil

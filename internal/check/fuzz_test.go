@@ -61,7 +61,8 @@ func FuzzCheckBytes(f *testing.F) {
 func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{`{}`, `{"exceptions":[{"model":"o3*","relax":["temperature","seed"],"live_compare":["finish_reason","tool_names"]}]}`,
 		`{"allow_secrets":[{"pointer":"/snapshots/0/request/messages/0/content","sha256":"` + strings.Repeat("a", 64) + `"}]}`,
-		`{"exceptions":[{"model":"[","relax":["x"]}]}`, `{"exceptions":null}`} {
+		`{"exceptions":[{"model":"[","relax":["x"]}]}`, `{"exceptions":null}`,
+		`{"normalize":[{"rule":"uuid"},{"rule":"regex","name":"t","pattern":"(\d+)","replace":"${1}","paths":["/messages/*/content"]},{"rule":"drop","paths":["/user","/a~1b/0"]}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -74,5 +75,14 @@ func FuzzParseConfig(f *testing.F) {
 			_ = e.Relaxes("temperature")
 		}
 		_ = cfg.ExceptionFor("gpt-4o-mini")
+		// Whatever normalizers parse apply to a request without panicking
+		// and never modify it.
+		req := map[string]any{"model": "m", "user": "u", "messages": []any{map[string]any{"role": "user", "content": "2026-01-09 17"}}}
+		if kc := cfg.KeyContext(); kc != nil {
+			out, _ := kc.Normalize.NormalizeKey(req)
+			if out == nil || req["user"] != "u" {
+				t.Fatalf("normalizers broke the request: %v", req)
+			}
+		}
 	})
 }

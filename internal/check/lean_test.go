@@ -53,7 +53,7 @@ func TestCheckSetSlimIsLeanWithTheSameFindings(t *testing.T) {
 	exceptions := 0
 	for i, l := range lean.Snapshots {
 		f := full.Snapshots[i]
-		if l.Rel != f.Rel || l.ID != f.Record.ID || l.Key != f.Key || l.FileHash != f.FileHash || l.Errors != f.Errors {
+		if l.Rel != f.Rel || l.ID != f.Record.ID || l.ParentID != f.Record.ParentID || l.Turn != f.Record.Turn || l.Key != f.Key || l.FileHash != f.FileHash || l.Errors != f.Errors {
 			t.Errorf("%s: lean %+v, full %+v", f.Rel, l, f)
 		}
 		if f.Exception == nil {

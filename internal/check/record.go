@@ -3,10 +3,12 @@ package check
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	pv "github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -35,6 +37,8 @@ type Snapshot struct {
 	Rel      string // <provider>/<id>.json
 	Provider string
 	ID       string // the record's id (Record.ID)
+	ParentID string // the record's lineage (Record.ParentID, Turn)
+	Turn     int
 	Key      string // full request key recomputed from the record
 	FileHash string // the stored combined hash of the file
 	// Record is the checked record; in a lean set (Options.Slim) it is nil
@@ -43,6 +47,12 @@ type Snapshot struct {
 	Record    *snapshot.Record
 	Exception *Exception // policy exception applied, if any
 	Errors    int        // error findings about this file
+	// ResponseID is the "id" of the stored response body and ChainedFrom
+	// the request's previous_response_id when the record is chained by it
+	// (has lineage); both "" otherwise. CheckSet compares them across the
+	// set (DESIGN §12.9 item 5); they survive Slim, like ID, ParentID and
+	// Turn.
+	ResponseID, ChainedFrom string
 }
 
 // VersionFinding returns the specification's message for an unsupported
@@ -136,7 +146,9 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			return nil, finding.Findings{*f}
 		}
 	}
-	for _, vi := range schema.ValidateFile(provider, doc) {
+	recordDef, format, ef := recordSchema(file, provider, doc)
+	fs = append(fs, ef...)
+	for _, vi := range schema.ValidateFile(doc, recordDef) {
 		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
 			Message: vi.Reason, Fix: schemaFix(vi)})
 	}
@@ -147,24 +159,25 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	}
 	recV := doc["snapshots"].([]any)[0].(map[string]any)
 	rec := snapshot.RecordFromValue(provider, recV)
-	s := &Snapshot{Provider: provider, ID: rec.ID, Record: rec}
+	s := &Snapshot{Provider: provider, ID: rec.ID, ParentID: rec.ParentID, Turn: rec.Turn, Record: rec}
+	s.ResponseID, _ = rec.Response.Body["id"].(string)
+	if prev, ok := rec.Request["previous_response_id"].(string); ok && rec.ParentID != "" {
+		s.ChainedFrom = prev
+	}
 	s.FileHash, _ = doc["hash"].(string)
 	const rp = "/snapshots/0"
 
 	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	key, err := registry.RequestKey(provider, rec.Request, rec.RequestHeaders)
+	kc := RecordKeyContext(rec, opts.Config)
+	key, applied, err := registry.Key(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, kc)
 	if err != nil {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 		return nil, fs
 	}
 	s.Key = key
-	if want := snapshot.IDOf(key); rec.ID != want {
-		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleID, Severity: finding.Error,
-			Message: fmt.Sprintf("id %s does not match the request (its key gives %s): the request was edited after recording", rec.ID, want),
-			Fix:     "re-record this call (traceforge record), or restore the file from Git"})
-	}
+	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
 	if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/hash", Rule: RuleRecordHash, Severity: finding.Error,
 			Message: fmt.Sprintf("record hash mismatch: stored %s, computed %s — the record was changed after it was hashed", rec.Hash, h),
@@ -175,8 +188,8 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			Message: fmt.Sprintf("file hash mismatch: stored %s, computed %s", s.FileHash, h),
 			Fix:     "restore the file from Git or re-record it"})
 	}
-	fs = append(fs, lineageFindings(file, provider, rec)...)
-	pf, ex := PolicyFindings(file, rp+"/request", provider, rec.Request, opts.Config)
+	fs = append(fs, lineageFindings(file, provider, rec, opts.Config)...)
+	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
@@ -196,6 +209,29 @@ func (s *Snapshot) lean() *Snapshot {
 		}
 	}
 	return &c
+}
+
+// recordSchema returns the record definition of the format that owns the
+// record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
+// whose endpoint no format of its provider owns is checked against the
+// generic record definition and reported.
+func recordSchema(file, provider string, doc map[string]any) (string, pv.Format, finding.Findings) {
+	recs, _ := doc["snapshots"].([]any)
+	if len(recs) == 0 {
+		return schema.GenericRecord, nil, nil
+	}
+	rec, _ := recs[0].(map[string]any)
+	e, ok := rec["endpoint"].(string)
+	if !ok {
+		return schema.GenericRecord, nil, nil // the schema reports a missing or mistyped endpoint
+	}
+	f, err := registry.ForStored(provider, pv.Endpoint(e))
+	if err != nil {
+		return schema.GenericRecord, nil, finding.Findings{{File: file, Pointer: "/snapshots/0/endpoint", Rule: RuleSchema, Severity: finding.Error,
+			Message: err.Error() + " (format " + snapshot.Version + " covers the routes listed in docs/format.md)",
+			Fix:     "re-record the call with this traceforge, or restore the file from Git"}}
+	}
+	return f.RecordSchema(), f, nil
 }
 
 func schemaFix(v schema.Violation) string {
@@ -239,8 +275,54 @@ func sourceFinding(name, src string) *finding.Finding {
 		Fix:     "send X-Traceforge-Source with a project-relative path (see docs/sources.md) and re-record"}
 }
 
-func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findings {
-	parent, turn, ok, err := registry.Lineage(provider, rec.Request, rec.RequestHeaders)
+// RecordKeyContext is the key context of a stored record under the
+// project's config: the record's own lineage resolves a Responses chain
+// (provider.RecordKeyContext) and the config's declared key normalizers
+// apply.
+func RecordKeyContext(rec *snapshot.Record, cfg *Config) *pv.KeyContext {
+	return pv.WithNormalizer(pv.RecordKeyContext(rec.ParentID, rec.Turn), cfg.Normalizer())
+}
+
+// RekeyFix is the fix for ids and key_normalizers made under another
+// normalizer config.
+const RekeyFix = "traceforge snapshot reindex --rekey (renames the file to the id the current config gives and rewrites the manifest)"
+
+// keyFindings compares the stored id and key_normalizers with the key the
+// request gives under the current config. When neither the config nor the
+// record involves key normalizers, a mismatch means an edited request (id);
+// otherwise the set was keyed under another config (rekey).
+func keyFindings(file string, rec *snapshot.Record, key string, applied []string, haveRules bool) finding.Findings {
+	const rp = "/snapshots/0"
+	var fs finding.Findings
+	want := snapshot.IDOf(key)
+	switch {
+	case rec.ID == want:
+		if !slices.Equal(rec.KeyNormalizers, applied) {
+			fs = append(fs, finding.Finding{File: file, Pointer: rp + "/key_normalizers", Rule: RuleRekey, Severity: finding.Error,
+				Message: fmt.Sprintf("key_normalizers is %s, the current config gives %s", nameList(rec.KeyNormalizers), nameList(applied)),
+				Fix:     RekeyFix})
+		}
+	case haveRules || len(rec.KeyNormalizers) > 0:
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleRekey, Severity: finding.Error,
+			Message: fmt.Sprintf("id %s does not match the request under the key normalizers of %s (they give %s)", rec.ID, ConfigName, want),
+			Fix:     RekeyFix})
+	default:
+		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/id", Rule: RuleID, Severity: finding.Error,
+			Message: fmt.Sprintf("id %s does not match the request (its key gives %s): the request was edited after recording", rec.ID, want),
+			Fix:     "re-record this call (traceforge record), or restore the file from Git"})
+	}
+	return fs
+}
+
+func nameList(names []string) string {
+	if len(names) == 0 {
+		return "[] (none)"
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}
+
+func lineageFindings(file, provider string, rec *snapshot.Record, cfg *Config) finding.Findings {
+	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, RecordKeyContext(rec, cfg))
 	if err != nil {
 		return nil
 	}
@@ -259,22 +341,36 @@ func lineageFindings(file, provider string, rec *snapshot.Record) finding.Findin
 	return nil
 }
 
-// PolicyFindings applies the determinism policy (DESIGN §7) to a request:
-// temperature 0 for both providers and an integer seed for OpenAI, unless a
-// per-model exception in the config relaxes them. It returns the exception used.
-func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
+// PolicyFindings applies the determinism policy (DESIGN §7, §12.2) to a
+// request of format f: temperature 0 where the API has a temperature, an
+// integer seed where it has a seed (f.Determinism), unless a per-model
+// exception in the config relaxes them. It returns the exception used.
+func PolicyFindings(file, ptr string, f pv.Format, req map[string]any, cfg *Config) (finding.Findings, *Exception) {
 	var fs finding.Findings
+	if f == nil {
+		return nil, nil
+	}
+	tempPtr, seedPtr := f.Determinism()
 	model, _ := req["model"].(string)
 	ex := cfg.ExceptionFor(model)
-	fix := fmt.Sprintf("record with temperature 0%s, or declare a per-model exception in %s (see docs/format.md)", map[bool]string{true: " and a fixed integer seed", false: ""}[provider == "openai"], ConfigName)
-	if t, ok := snapshot.Float64(req["temperature"]); ok && t > ZeroTemperature && !ex.Relaxes("temperature") {
-		fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/temperature", Rule: RuleDeterminism, Severity: finding.Error,
-			Message: fmt.Sprintf("temperature is %v; snapshots must be recorded with temperature 0", req["temperature"]), Fix: fix})
+	if tempPtr == "" && seedPtr == "" {
+		return nil, nil // nothing to sample (embeddings): no policy, no exception
 	}
-	if provider == "openai" && !ex.Relaxes("seed") {
-		if _, ok := req["seed"]; !ok {
-			fs = append(fs, finding.Finding{File: file, Pointer: ptr + "/seed", Rule: RuleDeterminism, Severity: finding.Error,
-				Message: "seed is missing; OpenAI snapshots need a fixed integer seed", Fix: fix})
+	what := "temperature 0"
+	if seedPtr != "" {
+		what += " and a fixed integer seed"
+	}
+	fix := fmt.Sprintf("record with %s, or declare a per-model exception in %s (see docs/format.md)", what, ConfigName)
+	if v, ok := pointerValue(req, tempPtr); ok && !ex.Relaxes("temperature") {
+		if t, ok := snapshot.Float64(v); ok && t > ZeroTemperature {
+			fs = append(fs, finding.Finding{File: file, Pointer: ptr + tempPtr, Rule: RuleDeterminism, Severity: finding.Error,
+				Message: fmt.Sprintf("temperature is %v; snapshots must be recorded with temperature 0", v), Fix: fix})
+		}
+	}
+	if seedPtr != "" && !ex.Relaxes("seed") {
+		if _, ok := pointerValue(req, seedPtr); !ok {
+			fs = append(fs, finding.Finding{File: file, Pointer: ptr + seedPtr, Rule: RuleDeterminism, Severity: finding.Error,
+				Message: fmt.Sprintf("seed is missing; %s snapshots need a fixed integer seed", providerLabel(f.Provider())), Fix: fix})
 		}
 	}
 	if ex != nil {
@@ -282,6 +378,39 @@ func PolicyFindings(file, ptr, provider string, req map[string]any, cfg *Config)
 			Message: fmt.Sprintf("nondeterministic by policy: model %q matches exception %q (relaxes %s); protected by verify --live --runs N", model, ex.Model, strings.Join(ex.Relax, ", "))})
 	}
 	return fs, ex
+}
+
+// providerLabel is a provider's name as people write it.
+func providerLabel(p pv.Name) string {
+	switch p {
+	case pv.OpenAI:
+		return "OpenAI"
+	case pv.Anthropic:
+		return "Anthropic"
+	}
+	if p == "" {
+		return ""
+	}
+	return strings.ToUpper(string(p[:1])) + string(p[1:])
+}
+
+// pointerValue is the value at a JSON pointer of plain object members
+// ("/a/b"; no escapes, no array indexes: what Format.Determinism names).
+func pointerValue(v map[string]any, ptr string) (any, bool) {
+	if ptr == "" {
+		return nil, false
+	}
+	var cur any = v
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[tok]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findings {

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"errors"
+	"fmt"
 	"path"
 	"time"
 
@@ -15,13 +17,25 @@ type ReindexResult struct {
 	Changed bool             // manifest.json was rewritten
 }
 
+// ErrOtherVersion: reindex met files or a manifest of another format
+// version; it writes nothing (a manifest of the current version over an
+// older set would hide it from snapshot migrate).
+var ErrOtherVersion = errors.New("the set is at another format version")
+
 // Reindex rebuilds manifest.json from the snapshot files that pass every
 // per-file check. created_at is kept from a readable old manifest, else the
-// earliest record timestamp. The caller holds the set's lock.
+// earliest record timestamp. The caller holds the set's lock. A set at
+// another format version is refused (an error wrapping ErrOtherVersion that
+// carries the §8 text) with nothing written.
 func Reindex(st *snapshot.Store, opts Options, now time.Time) (*ReindexResult, error) {
 	set, err := CheckSet(st, opts, nil)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range set.Findings {
+		if f.Rule == RuleVersion && f.Severity == finding.Error {
+			return nil, fmt.Errorf("%w: %s: %s", ErrOtherVersion, f.File, f.Verbatim)
+		}
 	}
 	bad := map[string]bool{}
 	res := &ReindexResult{}

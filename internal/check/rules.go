@@ -16,6 +16,7 @@ const (
 	RuleMissingFile     = "missing-file"
 	RuleNotInManifest   = "not-in-manifest"
 	RuleID              = "id"
+	RuleRekey           = "rekey"
 	RuleCollision       = "id-collision"
 	RuleDeterminism     = "determinism"
 	RuleSecret          = "secret"

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -19,6 +20,10 @@ type SetResult struct {
 	Manifest  *snapshot.Manifest // nil when missing or invalid
 	Files     int                // snapshot files found
 	Rels      []string           // every snapshot file checked (<provider>/<id>.json)
+	// Keys is the key context the snapshots were keyed under (the config's
+	// declared key normalizers; nil = none): whoever looks requests up in
+	// the set keys them the same way.
+	Keys *provider.KeyContext
 }
 
 // Valid reports whether no error finding was made.
@@ -46,7 +51,7 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &SetResult{}
+	res := &SetResult{Keys: opts.Config.KeyContext()}
 	var files []snapshot.Entry
 	var haveManifest, haveLegacy bool
 	linked := map[string]bool{}
@@ -161,6 +166,7 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 		}
 	}
 
+	res.Findings = append(res.Findings, chainFindings(res.Snapshots)...)
 	<-parsedDone
 	res.Findings = append(res.Findings, checkManifest(res, haveManifest, parsed, fileHash, keep)...)
 	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
@@ -282,6 +288,41 @@ func checkManifest(res *SetResult, have bool, parsed parsedManifest, fileHash ma
 		fs = append(fs, finding.Finding{File: rel, Rule: RuleNotInManifest, Severity: finding.Error,
 			Message: "file is not listed in manifest.json",
 			Fix:     "if it belongs to the set, run: traceforge snapshot reindex; otherwise delete it"})
+	}
+	return fs
+}
+
+// chainFindings checks Responses chains across the set (DESIGN §12.8, §12.9
+// item 5): a chained record's parent, when present, is one turn before it
+// (else an error) and recorded the response id the child names (else a
+// note: the parent was kept unchanged on a re-record that minted new ids);
+// a missing parent is only reported.
+func chainFindings(snaps []*Snapshot) finding.Findings {
+	byID := map[string]*Snapshot{}
+	for _, s := range snaps {
+		if old, ok := byID[s.ID]; !ok || s.Rel < old.Rel {
+			byID[s.ID] = s
+		}
+	}
+	var fs finding.Findings
+	for _, s := range snaps {
+		if s.ChainedFrom == "" {
+			continue
+		}
+		const ptr = "/snapshots/0/lineage/parent_id"
+		parent := byID[s.ParentID]
+		switch {
+		case parent == nil:
+			fs = append(fs, finding.Finding{File: s.Rel, Pointer: ptr, Rule: RuleLineage, Severity: finding.Note,
+				Message: fmt.Sprintf("the parent snapshot %s of this chained call (previous_response_id %s) is not in the set", s.ParentID, s.ChainedFrom)})
+		case max(parent.Turn, 1)+1 != s.Turn:
+			fs = append(fs, finding.Finding{File: s.Rel, Pointer: "/snapshots/0/lineage/turn", Rule: RuleLineage, Severity: finding.Error,
+				Message: fmt.Sprintf("lineage turn is %d, but the parent %s is turn %d", s.Turn, parent.Rel, max(parent.Turn, 1)),
+				Fix:     "re-record the conversation in one run"})
+		case parent.ResponseID != s.ChainedFrom:
+			fs = append(fs, finding.Finding{File: s.Rel, Pointer: "/snapshots/0/request/previous_response_id", Rule: RuleLineage, Severity: finding.Note,
+				Message: fmt.Sprintf("previous_response_id %s is not the id %s recorded in the parent %s (the parent was kept unchanged on a re-record); replay answers the parent with %s", s.ChainedFrom, parent.ResponseID, parent.Rel, parent.ResponseID)})
+		}
 	}
 	return fs
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -30,6 +31,7 @@ type recordOptions struct {
 	AllowHosts        []string
 	Prune             bool
 	OnlyMissing       bool
+	DenyBypass        bool
 	Command           []string
 }
 
@@ -78,6 +80,7 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
+	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	return cmd
 }
 
@@ -92,6 +95,9 @@ func recordRun(o *recordOptions) error {
 	stderr := render.NewLineRedactor(io.ErrOut)
 	if o.Prune && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --prune -- COMMAND ARGS...", "--prune needs a command: only a complete run can tell which snapshots are unused")
+	}
+	if o.DenyBypass && len(o.Command) == 0 {
+		return usageErr("run: traceforge record --deny-bypass -- COMMAND ARGS...", "--deny-bypass needs a command: it sets the proxy variables of COMMAND's environment")
 	}
 	oa, an, err := resolveUpstreams(io, o.OpenAIUpstream, o.AnthropicUpstream)
 	if err != nil {
@@ -159,6 +165,10 @@ func recordRun(o *recordOptions) error {
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
+		if errors.As(err, &inv) && inv.Version {
+			writeVerbatimOnce(stderr, inv.Findings)
+			return withCode(ExitFailed, err, "migrate the set first (the command was not started)")
+		}
 		if errors.As(err, &inv) {
 			_ = render.WriteFindingLines(stderr, inv.Display, inv.Findings)
 			return withCode(ExitFailed, err, "fix the set first (traceforge verify shows every problem); the command was not started")
@@ -166,7 +176,12 @@ func recordRun(o *recordOptions) error {
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
 
-	srv := serve.Start(ln, serve.Guard(rec.Handler(), allow, record.Refuse))
+	var bypasses serve.Bypasses
+	var guardOpts []serve.GuardOption
+	if o.DenyBypass {
+		guardOpts = append(guardOpts, serve.DenyBypass(&bypasses))
+	}
+	srv := serve.Start(ln, serve.Guard(rec.Handler(), allow, record.Refuse, guardOpts...))
 
 	ctx, cancel := io.Context()
 	defer cancel()
@@ -190,12 +205,17 @@ func recordRun(o *recordOptions) error {
 	}
 
 	fmt.Fprintf(stderr, "traceforge: recording into %s; forwarding to %s and %s\n", display, oaS, anS)
-	res, cerr := runChild(ctx, io, o.Command, serve.Env(bound))
+	env := serve.Env(bound)
+	if o.DenyBypass {
+		env = append(env, serve.ProxyEnv(bound)...)
+	}
+	res, cerr := runChild(ctx, io, o.Command, env)
 	srv.Stop(recordGrace)
 	sum := rec.Finish()
 	if cerr != nil {
 		return cerr
 	}
+	sum.Problems = append(sum.Problems, bypassFindings(bypasses.List())...)
 	sum.Write(stderr, o.OnlyMissing)
 	failed := sum.Failed()
 	if o.Prune {
@@ -276,4 +296,29 @@ func isLocalIP(ip net.IP) bool {
 		}
 	}
 	return false
+}
+
+// bypassFindings turns the calls refused under --deny-bypass into record
+// problems: one per destination, listed by method, host and port.
+func bypassFindings(bs []serve.Bypass) finding.Findings {
+	var out finding.Findings
+	for _, b := range bs {
+		out = append(out, finding.Finding{Rule: "bypass", Severity: finding.Error, Outcome: render.OutcomeRefused,
+			Subject: b.Method + " " + b.Target, Count: b.Count,
+			Message: "the application called " + b.Target + " through the proxy variables instead of traceforge's base URL; refused with 403 (--deny-bypass), nothing was sent",
+			Fix:     serve.BypassHint})
+	}
+	return out
+}
+
+// writeVerbatimOnce prints each distinct Verbatim text of fs (the §8
+// version message, the same for the manifest and every file) once.
+func writeVerbatimOnce(w stdio.Writer, fs finding.Findings) {
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Verbatim != "" && !seen[f.Verbatim] {
+			seen[f.Verbatim] = true
+			fmt.Fprintln(w, f.Verbatim)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	stdio "io"
 	"path"
 	"sort"
 	"strings"
@@ -192,6 +193,7 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "id:         %s\n", r.ID)
 	fmt.Fprintf(out, "file:       %s\n", file)
 	fmt.Fprintf(out, "provider:   %s\n", found.Provider)
+	fmt.Fprintf(out, "endpoint:   %s\n", r.Endpoint)
 	fmt.Fprintf(out, "recorded:   %s\n", r.Timestamp)
 	fmt.Fprintf(out, "source:     %s\n", r.Source.Display())
 	fmt.Fprintf(out, "key:        %s\n", found.Key)
@@ -232,6 +234,7 @@ func indentBlock(s string) string {
 type reindexOptions struct {
 	IO      *IOStreams
 	Factory *Factory
+	Rekey   bool
 }
 
 func newSnapshotReindexCmd(f *Factory, runF func(*reindexOptions) error) *cobra.Command {
@@ -239,12 +242,21 @@ func newSnapshotReindexCmd(f *Factory, runF func(*reindexOptions) error) *cobra.
 		runF = reindexRun
 	}
 	o := &reindexOptions{IO: f.IO, Factory: f}
-	return &cobra.Command{
-		Use:   "reindex",
+	cmd := &cobra.Command{
+		Use:   "reindex [--rekey]",
 		Short: "Rebuild manifest.json from the snapshot files that pass every check",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, args []string) error { return runF(o) },
+		Long: `reindex rebuilds manifest.json from the snapshot files that pass every check.
+
+With --rekey it first recomputes every snapshot's id, key_normalizers, lineage
+and hashes under the key normalizers of the current .traceforge.json, in
+increasing turn order, and renames the files. Snapshots that now share a key
+are merged when their answers are equal (the earliest is kept); when they
+differ nothing is written (exit 1).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runF(o) },
 	}
+	cmd.Flags().BoolVar(&o.Rekey, "rekey", false, "recompute ids under the current key normalizers, rename the files and rewrite the manifest")
+	return cmd
 }
 
 func reindexRun(o *reindexOptions) error {
@@ -266,7 +278,13 @@ func reindexRun(o *reindexOptions) error {
 	defer unlock()
 	removed := st.CleanTemp()
 	stderr := render.NewLineRedactor(o.IO.ErrOut)
+	if o.Rekey {
+		return rekeyRun(o, st, display, proj.CheckOptions(), stderr)
+	}
 	res, err := check.Reindex(st, proj.CheckOptions(), now())
+	if errors.Is(err, check.ErrOtherVersion) {
+		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "nothing was written; migrate the set first (traceforge snapshot migrate), then reindex")
+	}
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("reindex %s: %w", display, err), "check the folder's permissions")
 	}
@@ -283,6 +301,45 @@ func reindexRun(o *reindexOptions) error {
 	fmt.Fprintf(o.IO.Out, "manifest %s: %d snapshot(s) indexed, %d left out\n", state, len(res.Entries), len(res.Skipped))
 	if len(res.Skipped) > 0 {
 		return withCode(ExitFailed, fmt.Errorf("%d file(s) failed their checks and were left out of the manifest", len(res.Skipped)), "fix or re-record them, then run traceforge verify")
+	}
+	return nil
+}
+
+// rekeyRun is reindex --rekey: check.Rekey, then what moved.
+func rekeyRun(o *reindexOptions, st *snapshot.Store, display string, opts check.Options, stderr stdio.Writer) error {
+	res, err := check.Rekey(st, opts, now())
+	if errors.Is(err, check.ErrRekeyRefused) {
+		for _, f := range res.Refused {
+			fmt.Fprintf(stderr, "%s: %s\n", path.Join(display, f.File), f.Message)
+			if f.Fix != "" {
+				fmt.Fprintf(stderr, "   fix: %s\n", f.Fix)
+			}
+		}
+		return withCode(ExitFailed, err, "nothing was written; fix the problems above, then rerun traceforge snapshot reindex --rekey")
+	}
+	if err != nil {
+		return withCode(ExitFailed, fmt.Errorf("rekey %s: %w", display, err), "check the folder's permissions, then rerun (an interrupted rekey is finished by a rerun)")
+	}
+	for _, m := range res.Moves {
+		switch {
+		case m.Dropped:
+			fmt.Fprintf(o.IO.Out, "merged %s into %s (same answer)\n", path.Join(display, m.From), path.Join(display, m.To))
+		case m.From == m.To:
+			fmt.Fprintf(o.IO.Out, "rewrote %s\n", path.Join(display, m.From))
+		default:
+			fmt.Fprintf(o.IO.Out, "renamed %s → %s\n", path.Join(display, m.From), path.Join(display, m.To))
+		}
+	}
+	state := "unchanged"
+	if res.Reindex.Changed {
+		state = "rewritten"
+	}
+	fmt.Fprintf(o.IO.Out, "rekeyed %d snapshot(s); manifest %s: %d snapshot(s) indexed\n", len(res.Moves), state, len(res.Reindex.Entries))
+	if len(res.Reindex.Skipped) > 0 {
+		for _, f := range res.Reindex.Skipped {
+			fmt.Fprintf(stderr, "left out %s: %s\n", path.Join(display, f.File), f.Message)
+		}
+		return withCode(ExitFailed, fmt.Errorf("%d file(s) failed their checks after rekeying", len(res.Reindex.Skipped)), "run traceforge verify for the details")
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -32,6 +33,9 @@ type verifyOptions struct {
 	Output        string
 	Shard         string
 	FailOnUnused  bool
+	DenyBypass    bool
+	root          string // the project root (for annotations of unmatched requests)
+	bypasses      serve.Bypasses
 	ReplayLatency bool
 	Serve         bool
 	Listen        string
@@ -86,6 +90,7 @@ Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 command's own exit code.`,
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
+  traceforge verify --format html --output verify.html -- go test ./...
   traceforge verify -- go test ./...
   traceforge verify --fail-on-unused -- npm test
   traceforge verify --serve --listen 127.0.0.1:8787
@@ -102,10 +107,11 @@ command's own exit code.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github")
+	fl.StringVar(&opts.Format, "format", "text", "report format: text, json, junit, github, html (one self-contained page; use with --output)")
 	fl.StringVar(&opts.Output, "output", "", "write the report to this file instead of standard output")
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
+	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
 	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
 	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
@@ -163,6 +169,9 @@ func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 			return nil, usageErr("e.g. traceforge verify --live --runs 5", "--%s needs --live", name)
 		}
 	}
+	if o.changed["deny-bypass"] && !hasCmd {
+		return nil, usageErr("run: traceforge verify --deny-bypass -- COMMAND ARGS...", "--deny-bypass needs a command: it sets the proxy variables of COMMAND's environment")
+	}
 	if o.Runs < 1 {
 		return nil, usageErr("e.g. --runs 5", "--runs must be at least 1, not %d", o.Runs)
 	}
@@ -204,12 +213,13 @@ func verifyRun(o *verifyOptions) error {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
 	}
 	rep.FailOnUnused = o.FailOnUnused
+	o.root = proj.Root
 	if shard != nil {
 		rep.Shard = o.Shard
 	}
 	switch {
 	case o.Live:
-		return verifyLive(o, live, rep, set)
+		return verifyLive(o, live, proj.Config, rep, set)
 	case o.Serve:
 		return verifyServe(o, rep, set)
 	case len(o.Command) > 0:
@@ -243,8 +253,12 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency})
-	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse)
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, Root: o.root})
+	var guardOpts []serve.GuardOption
+	if o.DenyBypass {
+		guardOpts = append(guardOpts, serve.DenyBypass(&o.bypasses))
+	}
+	h := serve.Guard(rs.Handler(), serve.AllowList(o.AllowHosts, addr), verify.Refuse, guardOpts...)
 	return rs, serve.Start(ln, h), ln, nil
 }
 
@@ -281,6 +295,9 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	ctx, cancel := o.context()
 	defer cancel()
 	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
+	if o.DenyBypass {
+		env = append(env, serve.ProxyEnv(ln.Addr().String())...)
+	}
 	res, err := runChild(ctx, o.IO, o.Command, env)
 	srv.Stop(replayGrace)
 	if err != nil {
@@ -291,6 +308,9 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	code := res.Code
 	rep.ExitCode = &code
 	rep.Replayed = rs.Finish()
+	for _, b := range o.bypasses.List() {
+		rep.Bypassed = append(rep.Bypassed, render.Bypass{Method: b.Method, Target: b.Target, Count: b.Count, Hint: serve.BypassHint})
+	}
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -359,7 +379,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -395,12 +415,19 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
 	}
 	rep.LiveRuns = o.Runs
+	rep.FailOn = cfg.FailClasses()
+	var prices map[string]check.Price
+	if cfg != nil {
+		prices = cfg.Prices
+	}
+	totals := ledger.NewTotals(prices)
 	ctx, cancel := o.context()
 	defer cancel()
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
 		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
 		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
+		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress
 	if o.IO.IsTerminal && len(snaps) > 0 {
@@ -411,6 +438,8 @@ func verifyLive(o *verifyOptions, s *liveSetup, rep *render.VerifyReport, set *c
 	if bar != nil {
 		bar.finish()
 	}
+	sum := totals.Summary()
+	rep.Totals = &sum
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -433,6 +462,9 @@ func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string)
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
 	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
+	if rep.Totals != nil {
+		fmt.Fprintln(io.ErrOut, rep.Totals.Line())
+	}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -138,5 +140,61 @@ func TestVerifyLiveNondeterministicText(t *testing.T) {
 	want := "  ❌ Non-deterministic behavior detected\n     3/3 runs produced different outputs\n     → CI fails\n"
 	if !strings.Contains(out, want) || !strings.Contains(out, "FAIL 1 snapshot(s) failed live") {
 		t.Fatalf("stdout:\n%s", out)
+	}
+}
+
+// verify --live reads fail_on and prices from .traceforge.json: a text
+// drift passes when fail_on is empty, and the report carries the run's
+// totals priced from the config.
+func TestVerifyLiveFailOnAndTotals(t *testing.T) {
+	up := startFake(t, fakeupstream.Options{})
+	e := newVerifyEnv(t, snapshottest.OpenAIChat("hello"))
+	e.env["OPENAI_API_KEY"] = "sk-test"
+	e.env["OPENAI_BASE_URL"] = up.URL + "/v1"
+
+	// Default fail_on: the changed answer (text) fails.
+	code, out, errOut := e.run("verify", "--live", "--runs", "2")
+	if code != 1 || !strings.Contains(out, "  classes: text (failing: text)\n") || !strings.Contains(out, "fail_on: tool-calls, structure, finish, text\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); !strings.HasPrefix(lines[len(lines)-1], "totals: 2 calls, ") {
+		t.Errorf("the report does not end with the totals:\n%s", out)
+	}
+
+	cfg := `{"fail_on": [], "prices": {"gpt-4o-mini": {"input": 1, "output": 2}}}`
+	if err := os.WriteFile(filepath.Join(e.root, ".traceforge.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = e.run("verify", "--live", "--runs", "2", "--format", "json")
+	if code != 0 {
+		t.Fatalf("fail_on [] still fails: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep struct {
+		OK     bool     `json:"ok"`
+		FailOn []string `json:"fail_on"`
+		Live   []struct {
+			Classes []string `json:"classes"`
+			Failing []string `json:"failing_classes"`
+			Failed  bool     `json:"failed"`
+		} `json:"live"`
+		Totals struct {
+			Calls  int `json:"calls"`
+			Tokens struct {
+				Input, Output, Total int64
+			} `json:"tokens"`
+			CostUSD *float64 `json:"cost_usd"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !rep.OK || rep.FailOn == nil || len(rep.FailOn) != 0 || len(rep.Live) != 1 || rep.Live[0].Failed ||
+		strings.Join(rep.Live[0].Classes, ",") != "text" || rep.Live[0].Failing != nil {
+		t.Fatalf("report: %s", out)
+	}
+	tot := rep.Totals
+	want := float64(tot.Tokens.Input*1+tot.Tokens.Output*2) / 1e6
+	if tot.Calls != 2 || tot.Tokens.Input == 0 || tot.Tokens.Output == 0 || tot.CostUSD == nil || *tot.CostUSD != want {
+		t.Fatalf("totals %+v (cost %v), want 2 calls priced at $%.6f", tot, tot.CostUSD, want)
 	}
 }

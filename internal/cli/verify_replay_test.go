@@ -219,7 +219,8 @@ func TestVerifyReplayChangedPrompt(t *testing.T) {
 	for _, want := range []string{
 		"openai error 404",
 		"✗ unmatched openai request /v1/chat/completions",
-		"closest snapshot: .ai-snapshots/openai/",
+		"closest snapshots:\n  1. .ai-snapshots/openai/",
+		`/messages/1/content: "hello" → "hello there"`,
 		`-        "content": "hello",`,
 		`+        "content": "hello there",`,
 		"FAIL 1 unmatched request(s)",

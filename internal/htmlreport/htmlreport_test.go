@@ -2,16 +2,14 @@ package htmlreport
 
 import (
 	"bytes"
-	"context"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/traceforge/traceforge/internal/htmlreport/htmltest"
 )
 
 func samplePage() *Page {
@@ -105,46 +103,17 @@ func TestSideBySide(t *testing.T) {
 	}
 }
 
-// chromium returns the browser's path; the test needs it (skips only when
-// it is not installed: apt-get install -y chromium).
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "/usr/bin/chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); the HTML report is not checked in a browser")
-	return ""
-}
-
-func runChromium(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-	}
-	return out
-}
-
 // The page in a real browser: the script runs, the #verdict= filter hides
 // the other rows, the diffs are there; screenshots at desktop and phone
 // widths are saved for a person to look at.
 func TestInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := htmltest.Chromium(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	if err := os.WriteFile(file, []byte(render(t, samplePage())), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom := string(runChromium(t, bin, "--dump-dom", "file://"+file+"#verdict=fails"))
+	dom := htmltest.DOM(t, bin, file, "#verdict=fails")
 	if !strings.Contains(dom, `data-filter="fails"`) || !strings.Contains(dom, `data-shown="1"`) {
 		t.Fatalf("the filter script did not run:\n%s", dom)
 	}
@@ -171,41 +140,5 @@ func TestInChromium(t *testing.T) {
 		t.Error("snapshot text became markup")
 	}
 
-	shots := os.Getenv("TRACEFORGE_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "traceforge-html-screenshots")
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, size := range []struct {
-		name string
-		w, h int
-	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
-		png := filepath.Join(shots, "diff-"+size.name+".png")
-		runChromium(t, bin, "--hide-scrollbars", "--window-size="+itoa(size.w)+","+itoa(size.h), "--screenshot="+png, "file://"+file)
-		f, err := os.Open(png)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := pngConfig(f)
-		f.Close()
-		if err != nil || cfg[0] != size.w {
-			t.Errorf("%s screenshot: %v width %v", size.name, err, cfg)
-		}
-		t.Logf("screenshot: %s", png)
-	}
-}
-
-func pngConfig(f *os.File) ([2]int, error) {
-	c, err := png.DecodeConfig(f)
-	return [2]int{c.Width, c.Height}, err
-}
-
-func itoa(i int) string {
-	const d = "0123456789"
-	if i < 10 {
-		return d[i : i+1]
-	}
-	return itoa(i/10) + d[i%10:i%10+1]
+	htmltest.Screenshots(t, bin, file, "diff")
 }

@@ -47,7 +47,7 @@ func setup(t *testing.T, name string) string {
 }
 
 func opts(dir string, dry bool) Options {
-	return Options{Dir: dir, Display: display, From: "0.9.0", To: "1.0.0", DryRun: dry,
+	return Options{Dir: dir, Display: display, From: "0.9.0", To: snapshot.Version, DryRun: dry,
 		Check: check.Options{Config: &check.Config{}, CanMigrate: func(v string) bool { return CanMigrate(v, snapshot.Version) }},
 		Now:   func() time.Time { return testNow }}
 }
@@ -102,18 +102,18 @@ func rulesOf(ps finding.Findings) []string {
 }
 
 func TestRegistryPaths(t *testing.T) {
-	if got := Default().Supported(); !reflect.DeepEqual(got, []string{"0.9.0 → 1.0.0"}) {
+	if got := Default().Supported(); !reflect.DeepEqual(got, []string{"0.9.0 → 1.0.0", "0.9.0 → 1.1.0", "1.0.0 → 1.1.0"}) {
 		t.Errorf("Supported() = %v", got)
 	}
-	if !CanMigrate("0.9.0", "1.0.0") || CanMigrate("0.8.0", "1.0.0") || CanMigrate("1.0.0", "1.0.0") {
+	if !CanMigrate("0.9.0", "1.1.0") || !CanMigrate("1.0.0", "1.1.0") || CanMigrate("0.8.0", "1.1.0") || CanMigrate("1.1.0", "1.1.0") {
 		t.Error("CanMigrate answers wrongly")
 	}
-	_, err := Default().Path("0.8.0", "1.0.0")
+	_, err := Default().Path("0.8.0", "1.1.0")
 	var npe *NoPathError
 	if !errors.As(err, &npe) || !errors.Is(err, ErrNoPath) {
 		t.Fatalf("Path(0.8.0) error = %v", err)
 	}
-	if want := "no migration path from 0.8.0 to 1.0.0 (supported: 0.9.0 → 1.0.0)"; err.Error() != want {
+	if want := "no migration path from 0.8.0 to 1.1.0 (supported: 0.9.0 → 1.0.0, 0.9.0 → 1.1.0, 1.0.0 → 1.1.0)"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
 
@@ -149,13 +149,13 @@ func TestRegistryPaths(t *testing.T) {
 	r.Register(Step{From: "1.0.0", To: "1.1.0", Apply: noop})
 }
 
-// TestChainThroughFutureStep runs a two-step chain end to end through Run,
-// the way a future 1.0.0 → 1.1.0 step would be added: the runner only
-// writes the current version, so the fake second step maps 1.0.0 onto a
-// pretend "1.0.0-next" and back.
+// TestChainThroughFutureStep runs a three-step chain end to end through Run:
+// a pretend 0.8.0 → 0.9.0 step registered in front of the real 0.9.0 →
+// 1.0.0 → 1.1.0 steps.
 func TestChainThroughFutureStep(t *testing.T) {
 	r := NewRegistry()
 	legacy := defaultRegistry.steps[[2]string{"0.9.0", "1.0.0"}]
+	r.Register(defaultRegistry.steps[[2]string{"1.0.0", "1.1.0"}])
 	var seen []string
 	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 		seen = append(seen, "0.8.0→0.9.0")
@@ -178,7 +178,7 @@ func TestChainThroughFutureStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Done || len(res.Steps) != 2 || len(seen) != 1 {
+	if !res.Done || len(res.Steps) != 3 || len(seen) != 1 {
 		t.Fatalf("done=%v steps=%d seen=%v", res.Done, len(res.Steps), seen)
 	}
 	assertValidSet(t, dir)
@@ -280,24 +280,7 @@ func TestMigrateValid(t *testing.T) {
 
 			// The migrated set is pinned byte for byte.
 			got := tree(t, dir, true)
-			wantDir := filepath.Join(legacyDir, name, "want")
-			if golden.Update() {
-				_ = os.RemoveAll(wantDir)
-				for rel, data := range got {
-					p := filepath.Join(wantDir, filepath.FromSlash(rel))
-					_ = os.MkdirAll(filepath.Dir(p), 0o755)
-					if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			} else if want := tree(t, wantDir, true); !reflect.DeepEqual(got, want) {
-				t.Errorf("migrated set differs from %s: got %v, want %v", wantDir, keys(got), keys(want))
-				for k := range got {
-					if got[k] != want[k] {
-						t.Errorf("%s differs:\n%s", k, got[k])
-					}
-				}
-			}
+			assertTree(t, got, filepath.Join(legacyDir, name, "want"))
 
 			// A rerun has nothing to do and changes nothing.
 			res2, err := Run(opts(dir, false))
@@ -309,7 +292,7 @@ func TestMigrateValid(t *testing.T) {
 			}
 			var b bytes.Buffer
 			res2.WritePlan(&b)
-			if want := "Nothing to do: .ai-snapshots is already at format 1.0.0.\n"; b.String() != want {
+			if want := "Nothing to do: .ai-snapshots is already at format 1.1.0.\n"; b.String() != want {
 				t.Errorf("rerun says %q", b.String())
 			}
 			if after := tree(t, dir, true); !reflect.DeepEqual(after, got) {
@@ -488,7 +471,7 @@ func classify(t *testing.T, dir string) string {
 	for _, f := range set.Findings {
 		if f.Severity == finding.Error {
 			rules = append(rules, f.Rule)
-			if f.Rule == check.RuleVersion && !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 0.9.0 --to 1.0.0") {
+			if f.Rule == check.RuleVersion && !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 0.9.0 --to 1.1.0") {
 				t.Errorf("version finding without the migrate hint: %q", f.Verbatim)
 			}
 		}
@@ -624,4 +607,29 @@ func TestFolderStates(t *testing.T) {
 			t.Errorf("res = %+v, err = %v", res, err)
 		}
 	})
+}
+
+// assertTree pins a migrated set (tree output) byte for byte against the
+// folder wantDir; -update rewrites the folder.
+func assertTree(t *testing.T, got map[string]string, wantDir string) {
+	t.Helper()
+	if golden.Update() {
+		_ = os.RemoveAll(wantDir)
+		for rel, data := range got {
+			p := filepath.Join(wantDir, filepath.FromSlash(rel))
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	if want := tree(t, wantDir, true); !reflect.DeepEqual(got, want) {
+		t.Errorf("migrated set differs from %s (run go test -update if intended): got %v, want %v", wantDir, keys(got), keys(want))
+		for k := range got {
+			if got[k] != want[k] {
+				t.Errorf("%s differs:\n%s", k, got[k])
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"sort"
@@ -29,7 +30,7 @@ const (
 func init() {
 	Register(Step{
 		From:     LegacyVersion,
-		To:       "1.0.0",
+		To:       snapshot.PreviousVersion,
 		Describe: "one snapshots.json → one hashed file per call plus manifest.json",
 		Apply:    migrateLegacy,
 	})
@@ -89,7 +90,7 @@ func recordLabel(i int, rec map[string]any) string {
 }
 
 func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
-	rep := &render.MigrateStep{From: LegacyVersion, To: snapshot.Version}
+	rep := &render.MigrateStep{From: LegacyVersion, To: snapshot.PreviousVersion}
 	display := path.Join(env.Display, LegacyFile)
 	problem := func(ptr, record, rule, msg, fix string) {
 		rep.Problems = append(rep.Problems, finding.Finding{File: LegacyFile, Pointer: ptr, Subject: record, Rule: rule, Message: msg, Fix: fix})
@@ -172,17 +173,32 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 		plan = append(plan, &planned{keep: keep, members: group, source: src, rel: snapshot.RelPath(keep.provider, snapshot.IDOf(key))})
 	}
 
-	// Build every file and run the check pipeline on exactly those bytes.
+	// Build every file and run the check pipeline on the record as the
+	// current format holds it (the next step adds only its endpoint), so
+	// problems point into snapshots.json.
 	for _, p := range plan {
 		k := p.keep
-		rec, key, err := registry.NewRecord(k.provider, k.at, p.source, k.request, nil, k.resp)
+		rec, key, err := registry.NewRecord(k.provider, registry.EndpointOf100(k.provider, k.request), k.at, p.source, k.request, nil, k.resp, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
 		if key != k.key {
 			return nil, nil, fmt.Errorf("record %s: key changed while building (%s, %s)", k.label, k.key, key)
 		}
-		doc, err := snapshot.FileDocument(rec)
+		cur, err := snapshot.FileDocument(rec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
+		}
+		curData, err := snapshot.MarshalFile(cur)
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
+		}
+		old := maps.Clone(rec)
+		delete(old, "endpoint")
+		if err := snapshot.Rehash(old); err != nil {
+			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
+		}
+		doc, err := snapshot.FileDocumentAt(snapshot.PreviousVersion, old)
 		if err != nil {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
@@ -191,7 +207,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 			return nil, nil, fmt.Errorf("record %s: %w", k.label, err)
 		}
 		p.hash, _ = doc["hash"].(string)
-		_, findings := check.CheckBytes(p.rel, p.data, env.Check)
+		_, findings := check.CheckBytes(p.rel, curData, env.Check)
 		for _, f := range findings {
 			ptr := legacyPointer(f.Pointer, k.index)
 			if f.Severity != finding.Error {
@@ -259,7 +275,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 		return nil, rep, nil
 	}
 
-	out := &Set{Version: snapshot.Version, Files: map[string][]byte{}}
+	out := &Set{Version: snapshot.PreviousVersion, Files: map[string][]byte{}}
 	var entries []snapshot.ManifestEntry
 	earliest := ""
 	for _, p := range plan {
@@ -273,7 +289,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 	if earliest == "" {
 		earliest = now
 	}
-	man, err := snapshot.BuildManifest(entries, earliest, now)
+	man, err := snapshot.BuildManifestAt(snapshot.PreviousVersion, entries, earliest, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -514,7 +530,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 			lr.request[k] = v
 		}
 		if snapshot.ValidProvider(lr.provider) {
-			registry.NormalizeStored(lr.provider, lr.request)
+			registry.NormalizeStored(lr.provider, registry.EndpointOf100(lr.provider, lr.request), lr.request)
 		}
 	} else if _, present := rec["request"]; present {
 		bad("/request", RuleLegacyFormat, "request must be an object", rerecordFix)
@@ -560,7 +576,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 	if len(rep.Problems) > n {
 		return nil
 	}
-	key, err := registry.RequestKey(lr.provider, lr.request, nil)
+	key, err := registry.RequestKey(lr.provider, registry.EndpointOf100(lr.provider, lr.request), lr.request, nil, nil)
 	if err != nil {
 		bad("/request", check.RuleJSON, err.Error(), rerecordFix)
 		return nil

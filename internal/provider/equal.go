@@ -219,8 +219,37 @@ func ignoredNote(ptr string) bool {
 	return false
 }
 
+// differ walks two JSON values and lists their differences by JSON pointer.
+// Notes and PointerChanges are its two users.
+type differ struct {
+	ignore   func(ptr string) bool // skip a pointer and what is under it
+	label    func(ptr string) string
+	elements bool // list extra array elements one by one (else "N → M elements")
+	clip     int
+}
+
 func walkDiff(ptr string, a, b any, out *[]string) {
-	if ignoredNote(ptr) {
+	differ{ignore: ignoredNote, label: notePath, clip: 80}.walk(ptr, a, b, out)
+}
+
+// PointerChanges lists how b differs from a, one line per JSON pointer
+// (RFC 6901, relative to the values): `/messages/1/content: "a" → "b"`, an
+// added member or array element `/user: absent → "x"`, a removed one
+// `/seed: 7 → absent`. Values are JCS, clipped to 80 characters; members in
+// sorted order. Empty when a and b are equal.
+func PointerChanges(a, b any) []string {
+	var out []string
+	differ{ignore: func(string) bool { return false }, label: func(p string) string {
+		if p == "" {
+			return "/"
+		}
+		return p
+	}, elements: true, clip: 80}.walk("", a, b, &out)
+	return out
+}
+
+func (d differ) walk(ptr string, a, b any, out *[]string) {
+	if d.ignore(ptr) {
 		return
 	}
 	ma, oka := a.(map[string]any)
@@ -244,11 +273,11 @@ func walkDiff(ptr string, a, b any, out *[]string) {
 			p := ptr + "/" + escapePointer(k)
 			switch {
 			case ina && inb:
-				walkDiff(p, va, vb, out)
-			case !ignoredNote(p) && ina:
-				*out = append(*out, fmt.Sprintf("%s: %s → absent", notePath(p), clip(canonical(va), 80)))
-			case !ignoredNote(p):
-				*out = append(*out, fmt.Sprintf("%s: absent → %s", notePath(p), clip(canonical(vb), 80)))
+				d.walk(p, va, vb, out)
+			case !d.ignore(p) && ina:
+				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(p), clip(canonical(va), d.clip)))
+			case !d.ignore(p):
+				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(p), clip(canonical(vb), d.clip)))
 			}
 		}
 		return
@@ -258,10 +287,19 @@ func walkDiff(ptr string, a, b any, out *[]string) {
 	if oka && okb {
 		n := min(len(sa), len(sb))
 		for i := 0; i < n; i++ {
-			walkDiff(fmt.Sprintf("%s/%d", ptr, i), sa[i], sb[i], out)
+			d.walk(fmt.Sprintf("%s/%d", ptr, i), sa[i], sb[i], out)
 		}
-		if len(sa) != len(sb) {
-			*out = append(*out, fmt.Sprintf("%s: %d → %d elements", notePath(ptr), len(sa), len(sb)))
+		switch {
+		case len(sa) == len(sb):
+		case !d.elements:
+			*out = append(*out, fmt.Sprintf("%s: %d → %d elements", d.label(ptr), len(sa), len(sb)))
+		default:
+			for i := n; i < len(sa); i++ {
+				*out = append(*out, fmt.Sprintf("%s: %s → absent", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(canonical(sa[i]), d.clip)))
+			}
+			for i := n; i < len(sb); i++ {
+				*out = append(*out, fmt.Sprintf("%s: absent → %s", d.label(fmt.Sprintf("%s/%d", ptr, i)), clip(canonical(sb[i]), d.clip)))
+			}
 		}
 		return
 	}
@@ -269,8 +307,8 @@ func walkDiff(ptr string, a, b any, out *[]string) {
 	if ca == cb {
 		return
 	}
-	line := fmt.Sprintf("%s: %s → %s", notePath(ptr), clip(ca, 80), clip(cb, 80))
-	if ptr == "/system_fingerprint" {
+	line := fmt.Sprintf("%s: %s → %s", d.label(ptr), clip(ca, d.clip), clip(cb, d.clip))
+	if ptr == "/system_fingerprint" && !d.elements {
 		line += " (the provider's backend configuration changed)"
 	}
 	*out = append(*out, line)

@@ -39,12 +39,14 @@ type Format interface {
 	// application's base URL adds is allowed. The method is part of the
 	// route (GET /v1/responses/{id} is not the POST route).
 	Route(method, path string) (Endpoint, bool)
-	// OwnsRecord reports whether a stored request of the format's provider
-	// belongs to this format. Format 1.0.0 records carry no endpoint, so
-	// it is derived from the body (DESIGN §11 "Keys and lookups": openai +
-	// "messages" → chat, openai + "prompt" → completions). Among the formats
-	// of one provider the registry asks in list order and falls back to the
-	// provider's first format.
+	// OwnsRecord reports whether a stored format 1.0.0 request of the
+	// format's provider belongs to this format. 1.0.0 records carry no
+	// endpoint, so it was derived from the body (DESIGN §11 "Keys and
+	// lookups": openai + "messages" → chat, openai + "prompt" →
+	// completions); only the migration to 1.1.0 still asks (1.1.0 records
+	// store their endpoint). Formats that did not exist in 1.0.0 return
+	// false. Among the formats of one provider the registry asks in list
+	// order and falls back to the provider's first format.
 	OwnsRecord(request map[string]any) bool
 	// Streams reports whether a call is answered as a stream. Format 1.0.0:
 	// the body has "stream": true. (Gemini decides by path, Ollama streams
@@ -98,10 +100,18 @@ type Format interface {
 	// MissError is the error type and code of a replay miss (404).
 	MissError() (typ, code string)
 
-	// RequestSchema is the JSON pointer, inside the embedded
-	// snapshot-file.schema.json, of the definition its stored requests
-	// are validated against.
-	RequestSchema() string
+	// Determinism names the request members the determinism policy
+	// (DESIGN §7, §12.2) requires: the JSON pointer of the temperature
+	// ("/temperature"; Gemini "/generationConfig/temperature") and of the
+	// seed ("/seed"), "" where the API has none (Anthropic and Responses
+	// have no seed; embeddings neither).
+	Determinism() (temperature, seed string)
+
+	// RecordSchema is the JSON pointer, inside the embedded
+	// snapshot-file.schema.json, of the definition its stored records are
+	// validated against (schema per endpoint, DESIGN §12.2): the record
+	// fields with the format's endpoint, request and response shapes.
+	RecordSchema() string
 }
 
 // UsageInjector is the optional capability of a format whose streams carry
@@ -124,10 +134,72 @@ type UsageInjector interface {
 // KeyContext is what key computation may need beyond the request itself.
 // The zero value (or nil) resolves nothing.
 type KeyContext struct {
-	// ResponseSnapshot maps a response id the provider minted to the id of
-	// the snapshot that recorded it (record and replay keep this map), so a
-	// chained request can be keyed by its parent snapshot. nil = unknown.
-	ResponseSnapshot func(responseID string) (snapshotID string, ok bool)
+	// Parent maps a response id the provider minted (the Responses API's
+	// previous_response_id) to the snapshot that recorded it and that
+	// snapshot's lineage turn (1 when it has no lineage), so a chained
+	// request is keyed by its parent snapshot (DESIGN §12.8, §12.9 item 5).
+	// Record and replay resolve through the response ids they know; verify
+	// resolves through the record's own lineage (RecordKeyContext). nil =
+	// nothing is resolved.
+	Parent func(responseID string) (snapshotID string, turn int, ok bool)
+	// Normalize applies the project's declared key normalizers (DESIGN
+	// §12.3) to the key request after the format's key-only rules; nil =
+	// none. The registry applies it, never a format.
+	Normalize KeyNormalizer
+}
+
+// KeyNormalizer rewrites the volatile values of a key request (the
+// project's "normalize" rules, internal/normalize). NormalizeKey never
+// modifies request; it returns the normalized copy and the names of the
+// rules that changed it, in config order without repeats.
+type KeyNormalizer interface {
+	NormalizeKey(request map[string]any) (map[string]any, []string)
+}
+
+// WithNormalizer returns kc with Normalize set to n (a copy; kc may be
+// nil). With a nil n it returns kc as is.
+func WithNormalizer(kc *KeyContext, n KeyNormalizer) *KeyContext {
+	if n == nil {
+		return kc
+	}
+	c := KeyContext{Normalize: n}
+	if kc != nil {
+		c = *kc
+		c.Normalize = n
+	}
+	return &c
+}
+
+// Resolve looks a response id up; ok is false when kc (or its Parent) is
+// nil or the id is unknown.
+func (kc *KeyContext) Resolve(responseID string) (snapshotID string, turn int, ok bool) {
+	if kc == nil || kc.Parent == nil {
+		return "", 0, false
+	}
+	return kc.Parent(responseID)
+}
+
+// RecordKeyContext is the KeyContext of a stored record (verify): every
+// response id resolves to the record's own lineage parent, so the key is
+// reproducible from the file alone (DESIGN §12.8 "More settled details").
+// A record without lineage resolves nothing.
+func RecordKeyContext(parentID string, turn int) *KeyContext {
+	if parentID == "" {
+		return nil
+	}
+	return &KeyContext{Parent: func(string) (string, int, bool) { return parentID, turn - 1, true }}
+}
+
+// Lineager is the optional capability of a format whose conversation lineage
+// is not the chat rule over "messages" (DESIGN §11: the parent is the
+// request cut before its last assistant message). Formats without it get
+// that rule.
+type Lineager interface {
+	// Lineage returns a request's lineage: its parent snapshot and turn,
+	// ok false when it has none. parentID computes the snapshot id of a
+	// request of the same format (a cut copy of this one). It never
+	// modifies request.
+	Lineage(request map[string]any, kc *KeyContext, parentID func(cut map[string]any) (string, error)) (parent string, turn int, ok bool, err error)
 }
 
 // Renumberer renumbers ids in order of first appearance (DESIGN §4): the

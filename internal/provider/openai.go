@@ -118,7 +118,7 @@ func OpenAINormalizeStored(request map[string]any) {
 // (chat completions, legacy completions) share: provider, endpoint,
 // streaming flag, stored normalization, response fields, stream assembly and
 // synthesis, error shape and usage injection. A format embeds it (built with
-// NewOpenAIWire) and adds Route, OwnsRecord, KeyRequest and RequestSchema.
+// NewOpenAIWire) and adds Route, OwnsRecord, KeyRequest and RecordSchema.
 type OpenAIWire struct {
 	OpenAIErrors
 	OpenAIIncludeUsage
@@ -146,3 +146,6 @@ func (OpenAIWire) LiveBody(request map[string]any) map[string]any { return Witho
 
 // StreamContentType is SSE.
 func (OpenAIWire) StreamContentType() string { return SSEContentType }
+
+// Determinism: chat and completions need temperature 0 and a seed.
+func (OpenAIWire) Determinism() (temperature, seed string) { return "/temperature", "/seed" }

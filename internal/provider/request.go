@@ -46,6 +46,9 @@ type Request struct {
 	Headers map[string]any
 	// Key is the full 64-hex request key.
 	Key string
+	// KeyNormalizers names the declared key normalizers that changed the
+	// key (DESIGN §12.3); nil when none did.
+	KeyNormalizers []string
 	// Stream is true iff the call is answered as a stream (Format.Streams).
 	Stream bool
 	// IncludeUsage is true iff the application asked for usage in the

@@ -27,6 +27,11 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	rel := snapshot.RelPath(p, id)
 	src := c.src
 
+	// The run's totals count every call the upstream answered completely,
+	// whatever becomes of its snapshot: that is what the run spent.
+	// --only-missing hits never reach the upstream and are not counted.
+	model, _ := req.Body["model"].(string)
+	r.totals.Add(p, string(req.Endpoint), model, snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body})
 	r.mu.Lock()
 	r.counts.tokens += fields.TokensUsed
 	st := r.run[key]
@@ -69,7 +74,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		return
 	}
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
-	rec, _, err := registry.NewRecord(p, c.arrival, src, req.Body, req.Headers, resp)
+	rec, _, err := registry.NewRecord(p, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp, c.kc)
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})

@@ -344,13 +344,13 @@ func TestUnkeyableCallsNameTheirSource(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	p := newProxy(t, dir, startFake(t, fakeupstream.Options{}), nil)
 	p.do("/v1/chat/completions", []byte(`{"model": "gpt-4o-mini", "messages": [`), map[string]string{"X-Traceforge-Source": "app/broken.go:7:Send"})
-	p.do("/v1/embeddings", map[string]any{"model": "text-embedding-3-small", "input": "x"}, map[string]string{"X-Traceforge-Source": "app/embed.go:9:Embed"})
+	p.do("/v1/moderations", map[string]any{"model": "omni-moderation-latest", "input": "x"}, map[string]string{"X-Traceforge-Source": "app/moderate.go:9:Moderate"})
 	s := p.finish()
 	if !hasKind(s, record.KindBadRequest) || !hasKind(s, record.KindUnknownPath) {
 		t.Fatalf("kinds %v", problemKinds(s))
 	}
 	text := summaryText(s)
-	for _, want := range []string{"POST /v1/chat/completions from app/broken.go:7:Send", "POST /v1/embeddings from app/embed.go:9:Embed"} {
+	for _, want := range []string{"POST /v1/chat/completions from app/broken.go:7:Send", "POST /v1/moderations from app/moderate.go:9:Moderate"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
 		}

@@ -41,6 +41,10 @@ type call struct {
 	addedUsage bool
 	original   []byte // the body as the application sent it
 	upstream   []byte // the body sent upstream
+	// kc resolves the call's previous_response_id once (chains.keyContext),
+	// so its key and record agree; turn is its lineage turn (1 = none).
+	kc   *provider.KeyContext
+	turn int
 }
 
 // describe names a call in problems and logs.
@@ -96,11 +100,14 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		c.skip = true
 		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
-			Message: "not a call snapshot format 1.0.0 covers (chat completions, completions, messages); forwarded to the " + string(c.route) + " upstream, not snapshotted",
+			Message: "not a call snapshot format " + snapshot.Version + " covers (see docs/format.md); forwarded to the " + string(c.route) + " upstream, not snapshotted",
 			Fix:     "make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
 		c.route = format.Provider()
-		parsed, perr := registry.Parse(req.Method, req.URL.Path, req.Header, body)
+		kc, missed := r.chains.keyContext()
+		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
+		c.kc = kc
+		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),
@@ -109,6 +116,13 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			break
 		}
 		c.req = parsed
+		c.turn = 1
+		if _, turn, ok, err := registry.Lineage(string(parsed.Provider), parsed.Endpoint, parsed.Body, parsed.Headers, kc); err == nil && ok {
+			c.turn = turn
+		}
+		for _, id := range missed() {
+			r.logf("%s: previous_response_id %s is no answer of this run or the set: keyed verbatim, no lineage (record the whole conversation in one run)", c.describe(), id)
+		}
 		r.markRequested(parsed.ID())
 		if r.index != nil {
 			if s := r.index.LookupRequest(parsed); s != nil {
@@ -142,6 +156,10 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	req.ContentLength = int64(len(c.upstream))
 	req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, c))
 	c.start = r.now()
+	if c.req != nil && !c.skip {
+		r.chains.begin()
+		defer r.chains.end()
+	}
 	r.proxy.ServeHTTP(w, req)
 }
 

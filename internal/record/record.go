@@ -26,6 +26,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
@@ -70,6 +71,8 @@ type Config struct {
 	// New fails with an *InvalidSetError when the set does not pass every
 	// static check.
 	OnlyMissing bool
+	// (Whatever the mode, New fails with an *InvalidSetError when the set
+	// is at another format version: DESIGN §12.9 item 11.)
 	// Transport sends requests upstream (nil = a clone of
 	// http.DefaultTransport, which honours SSL_CERT_FILE / SSL_CERT_DIR and
 	// the proxy environment variables).
@@ -112,13 +115,19 @@ type Config struct {
 const DefaultLockTimeout = 30 * time.Second
 
 // InvalidSetError is returned by New in OnlyMissing mode when the set fails
-// a static check: the command must not start (DESIGN §11 "Replay").
+// a static check, and in every mode when the set is at another format
+// version (Version set; the findings carry the §8 text): the command must
+// not start (DESIGN §11 "Replay", §12.9 item 11).
 type InvalidSetError struct {
 	Display  string
 	Findings finding.Findings
+	Version  bool
 }
 
 func (e *InvalidSetError) Error() string {
+	if e.Version {
+		return fmt.Sprintf("%s is not at format %s; record never adds to a set of another version", e.Display, snapshot.Version)
+	}
 	return fmt.Sprintf("%s fails %d static check(s); --only-missing serves only a valid set", e.Display, e.Findings.Errors())
 }
 
@@ -136,6 +145,7 @@ type Recorder struct {
 	now       func() time.Time
 	started   time.Time
 	index     *replay.Index // OnlyMissing: the set served to hits
+	chains    *chains       // response ids → snapshots (Responses chains)
 
 	mu         sync.Mutex
 	existing   map[string]*check.Snapshot // valid snapshots at start, by key
@@ -147,8 +157,9 @@ type Recorder struct {
 	problems   []*problem
 	problemIdx map[string]*problem
 	counts     counts
-	dirty      bool    // the run storage's manifest is behind r.entries
-	storage    storage // how the folder is read and written (storage.go)
+	totals     *ledger.Totals // the upstream calls answered in this run (DESIGN §12.6)
+	dirty      bool           // the run storage's manifest is behind r.entries
+	storage    storage        // how the folder is read and written (storage.go)
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -207,6 +218,7 @@ func New(cfg Config) (*Recorder, error) {
 		cfg:        cfg,
 		now:        cfg.Now,
 		existing:   map[string]*check.Snapshot{},
+		chains:     newChains(),
 		byID:       map[string]idOwner{},
 		entries:    map[string]snapshot.ManifestEntry{},
 		allRels:    map[string]string{},
@@ -220,6 +232,11 @@ func New(cfg Config) (*Recorder, error) {
 		r.now = time.Now
 	}
 	r.started = r.now()
+	var prices map[string]check.Price
+	if cfg.Check.Config != nil {
+		prices = cfg.Check.Config.Prices
+	}
+	r.totals = ledger.NewTotals(prices)
 	dir := cfg.Dir
 	if dir == "" {
 		dir = DefaultDir
@@ -301,6 +318,16 @@ func (r *Recorder) load() error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.display, err)
 	}
+	var versions finding.Findings
+	for _, f := range set.Findings {
+		if f.Rule == check.RuleVersion && f.Severity == finding.Error {
+			versions = append(versions, f)
+		}
+	}
+	if len(versions) > 0 {
+		// A set at another version is never extended (DESIGN §12.9 item 11).
+		return &InvalidSetError{Display: r.display, Findings: versions, Version: true}
+	}
 	if r.cfg.OnlyMissing {
 		var errs finding.Findings
 		for _, f := range set.Findings {
@@ -319,6 +346,7 @@ func (r *Recorder) load() error {
 	for _, s := range set.Snapshots {
 		r.byID[s.Record.ID] = idOwner{key: s.Key, rel: s.Rel}
 		if s.Errors == 0 {
+			r.chains.addSnapshot(s)
 			r.existing[s.Key] = s
 			valid[s.Rel] = true
 			r.entries[s.Rel] = snapshot.ManifestEntry{ID: s.Record.ID, Provider: s.Provider, File: s.Rel, Hash: s.FileHash}

@@ -133,6 +133,8 @@ func (r *Recorder) buildSummary() *render.RecordSummary {
 		Tokens:        r.counts.tokens,
 		Duration:      r.now().Sub(r.started),
 	}
+	totals := r.totals.Summary()
+	s.Totals = &totals
 	for _, p := range r.problems {
 		if p.resolvable && p.Key != "" {
 			if st := r.run[p.Key]; st != nil && st.isOK() {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -268,6 +269,10 @@ func (r *Recorder) complete(t *tee) {
 			return
 		}
 		body = m
+	}
+	// The application may chain its next call on this answer's id at once.
+	if id, ok := body["id"].(string); ok {
+		r.chains.add(id, replay.ChainParent{ID: c.req.ID(), Turn: c.turn})
 	}
 	fields, err := c.req.Format.Fields(body)
 	if err != nil {

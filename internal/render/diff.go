@@ -3,30 +3,25 @@ package render
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"github.com/traceforge/traceforge/internal/change"
 )
 
 // diffContext is the number of unchanged lines around each change.
 const diffContext = 3
 
 type diffLine struct {
-	op   diffmatchpatch.Operation
+	op   change.Op
 	text string
 }
 
-// lineDiff diffs a and b line by line with go-diff.
+// lineDiff diffs a and b line by line (change.Lines, the one line diff).
 func lineDiff(a, b string) []diffLine {
-	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 2 * time.Second
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
 	var out []diffLine
-	for _, d := range diffs {
-		text := strings.TrimSuffix(d.Text, "\n")
+	for _, s := range change.Lines(a, b) {
+		text := strings.TrimSuffix(s.Text, "\n")
 		for _, l := range strings.Split(text, "\n") {
-			out = append(out, diffLine{d.Type, l})
+			out = append(out, diffLine{s.Op, l})
 		}
 	}
 	return out
@@ -41,7 +36,7 @@ func UnifiedDiff(aName, bName, a, b string) string {
 	lines := lineDiff(ensureNL(a), ensureNL(b))
 	var changed []int
 	for i, l := range lines {
-		if l.op != diffmatchpatch.DiffEqual {
+		if l.op != change.Equal {
 			changed = append(changed, i)
 		}
 	}
@@ -55,10 +50,10 @@ func UnifiedDiff(aName, bName, a, b string) string {
 	an, bn := 1, 1
 	for i, l := range lines {
 		aAt[i], bAt[i] = an, bn
-		if l.op != diffmatchpatch.DiffInsert {
+		if l.op != change.Insert {
 			an++
 		}
-		if l.op != diffmatchpatch.DiffDelete {
+		if l.op != change.Delete {
 			bn++
 		}
 	}
@@ -73,19 +68,19 @@ func UnifiedDiff(aName, bName, a, b string) string {
 		end = min(end+diffContext, len(lines)-1)
 		aCount, bCount := 0, 0
 		for i := start; i <= end; i++ {
-			if lines[i].op != diffmatchpatch.DiffInsert {
+			if lines[i].op != change.Insert {
 				aCount++
 			}
-			if lines[i].op != diffmatchpatch.DiffDelete {
+			if lines[i].op != change.Delete {
 				bCount++
 			}
 		}
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aAt[start], aCount), hunkRange(bAt[start], bCount))
 		for i := start; i <= end; i++ {
 			switch lines[i].op {
-			case diffmatchpatch.DiffDelete:
+			case change.Delete:
 				out.WriteByte('-')
-			case diffmatchpatch.DiffInsert:
+			case change.Insert:
 				out.WriteByte('+')
 			default:
 				out.WriteByte(' ')
@@ -112,24 +107,4 @@ func ensureNL(s string) string {
 		return s
 	}
 	return s + "\n"
-}
-
-// Similarity is the share of lines a and b have in common (0…1).
-func Similarity(a, b string) float64 {
-	if a == b {
-		return 1
-	}
-	lines := lineDiff(ensureNL(a), ensureNL(b))
-	same, total := 0, 0
-	for _, l := range lines {
-		total++
-		if l.op == diffmatchpatch.DiffEqual {
-			same += 2
-			total++
-		}
-	}
-	if total == 0 {
-		return 1
-	}
-	return float64(same) / float64(total)
 }

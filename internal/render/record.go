@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/ledger"
 )
 
 // Outcomes of a call that did not end as a stored snapshot
@@ -41,6 +42,9 @@ type RecordSummary struct {
 	Unrequested []string
 	// ManifestError is set when the manifest could not be written.
 	ManifestError error
+	// Totals are the calls the upstream answered in this run: tokens, cost
+	// where priced, latency (the summary's last line); nil = not counted.
+	Totals *ledger.Summary
 }
 
 // Failed reports whether the run could not snapshot every call (exit 1).
@@ -79,6 +83,9 @@ func (s *RecordSummary) Write(w io.Writer, listUnrequested bool) {
 		} else {
 			fmt.Fprintf(rw, "%d snapshot(s) not requested by this run (record --prune -- COMMAND removes them)\n", n)
 		}
+	}
+	if s.Totals != nil {
+		fmt.Fprintln(rw, s.Totals.Line())
 	}
 }
 

@@ -63,8 +63,9 @@ func (r *Redactor) Flush() error {
 
 func redact(s string) string { return check.RedactView(s, decoded) }
 
-// xmlEntities are the escapes encoding/xml writes.
-var xmlEntities = map[string]string{"&amp;": "&", "&lt;": "<", "&gt;": ">", "&#34;": `"`, "&#39;": "'",
+// xmlEntities are the escapes encoding/xml and html/template write
+// (html/template also escapes + as &#43;).
+var xmlEntities = map[string]string{"&amp;": "&", "&lt;": "<", "&gt;": ">", "&#34;": `"`, "&#39;": "'", "&#43;": "+",
 	"&quot;": `"`, "&apos;": "'", "&#xA;": "\n", "&#xD;": "\r", "&#x9;": "\t"}
 
 // ghEscapes are the escapes of GitHub workflow commands.

@@ -42,6 +42,10 @@ func TestRedactorPlainText(t *testing.T) {
 	if got := redacted(t, in); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// html/template writes + as &#43;: a bearer token in an HTML page.
+	if got := redacted(t, "<dd>Bearer abcdefghij&#43;klmnopqrstuvwxyz</dd>"); got != "<dd>[REDACTED:bearer-token]</dd>" {
+		t.Errorf("HTML-escaped bearer: %q", got)
+	}
 	if got := redacted(t, "nothing secret: sk-short, bearer x\n"); got != "nothing secret: sk-short, bearer x\n" {
 		t.Errorf("ordinary text changed: %q", got)
 	}

@@ -29,7 +29,7 @@ func bigAnswer(size int) *check.Snapshot {
 		"usage": map[string]any{"prompt_tokens": provider.Num(5), "completion_tokens": provider.Num(int64(size / 4)), "total_tokens": provider.Num(int64(size/4 + 5))},
 	}
 	return &check.Snapshot{Rel: "openai/big.json", Provider: "openai", Record: &snapshot.Record{
-		Provider: "openai", ID: "big", Timestamp: "2026-01-09T10:30:00Z", Request: req,
+		Provider: "openai", ID: "big", Timestamp: "2026-01-09T10:30:00Z", Endpoint: "/v1/chat/completions", Request: req,
 		Response: snapshot.Response{Body: body, Fields: snapshot.Fields{Content: content, FinishReason: "stop"}},
 	}}
 }

@@ -32,8 +32,10 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
-	byKey map[string]*check.Snapshot
-	all   []*check.Snapshot
+	byKey  map[string]*check.Snapshot
+	all    []*check.Snapshot
+	chains map[string]ChainParent // stored response body id → snapshot
+	norm   provider.KeyNormalizer // the set's declared key normalizers (nil = none)
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -41,18 +43,58 @@ type Index struct {
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
-	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}}
+	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}, chains: map[string]ChainParent{}}
 	if set == nil {
 		return ix
 	}
 	ix.byKey = set.ByKey()
+	if set.Keys != nil {
+		ix.norm = set.Keys.Normalize
+	}
 	for _, s := range set.Snapshots {
 		if ix.byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
+			if id, p, ok := ChainParentOf(s); ok {
+				if old, seen := ix.chains[id]; !seen || p.ID < old.ID {
+					ix.chains[id] = p
+				}
+			}
 		}
 	}
 	sort.Slice(ix.all, func(i, j int) bool { return ix.all[i].Rel < ix.all[j].Rel })
 	return ix
+}
+
+// ChainParent is the snapshot that recorded a response id, and its lineage
+// turn (1 without lineage).
+type ChainParent struct {
+	ID   string
+	Turn int
+}
+
+// ChainParentOf returns the response id of a snapshot's stored body (the id
+// a Responses request names in previous_response_id) and the snapshot as a
+// chain parent; ok is false when the body has no string id.
+func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool) {
+	if s == nil || s.Record == nil {
+		return "", ChainParent{}, false
+	}
+	id, ok := s.Record.Response.Body["id"].(string)
+	if !ok || id == "" {
+		return "", ChainParent{}, false
+	}
+	return id, ChainParent{ID: s.Record.ID, Turn: max(s.Record.Turn, 1)}, true
+}
+
+// KeyContext resolves a previous_response_id through the stored body ids of
+// the set (replay maps stored body ids, DESIGN §12.9 item 5); several
+// snapshots with the same body id: the smallest snapshot id. It carries the
+// set's declared key normalizers, so requests key like the set.
+func (ix *Index) KeyContext() *provider.KeyContext {
+	return &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
+		p, ok := ix.chains[responseID]
+		return p.ID, p.Turn, ok
+	}, Normalize: ix.norm}
 }
 
 // Len is the number of snapshots indexed.
@@ -84,7 +126,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}
-	key, err := registry.RequestKey(string(req.Provider), req.Body, nil)
+	key, err := registry.RequestKey(string(req.Provider), req.Endpoint, req.Body, nil, ix.KeyContext())
 	if err != nil {
 		return nil
 	}
@@ -141,7 +183,7 @@ func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) 
 
 // format is the wire format of a snapshot's record.
 func format(s *check.Snapshot) provider.Format {
-	return registry.ForRecord(s.Provider, s.Record.Request)
+	return registry.Lookup(provider.Name(s.Provider), provider.Endpoint(s.Record.Endpoint))
 }
 
 // Options change how Respond answers.

@@ -18,7 +18,7 @@ func BenchmarkValidateFile(b *testing.B) {
 	data, _ := snapshot.MarshalFile(doc)
 	v, _ := snapshot.Decode(data)
 	for b.Loop() {
-		if vs := schema.ValidateFile("openai", v); len(vs) != 0 {
+		if vs := schema.ValidateFile(v, "#/$defs/chatRecord"); len(vs) != 0 {
 			b.Fatal(vs)
 		}
 	}
@@ -32,7 +32,7 @@ func BenchmarkValidateSmall(b *testing.B) {
 	data, _ := snapshot.MarshalFile(doc)
 	v, _ := snapshot.Decode(data)
 	for b.Loop() {
-		if vs := schema.ValidateFile("openai", v); len(vs) != 0 {
+		if vs := schema.ValidateFile(v, "#/$defs/chatRecord"); len(vs) != 0 {
 			b.Fatal(vs)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 //go:embed schemas/*.json
 var files embed.FS
 
-const base = "https://traceforge.dev/schema/1.0.0/"
+const base = "https://traceforge.dev/schema/1.1.0/"
 
 // Violation is one schema rule a document breaks.
 type Violation struct {
@@ -34,11 +34,11 @@ func (v Violation) String() string {
 	return p + ": " + v.Reason
 }
 
-type compiled struct {
-	openai, anthropic, manifest *jsonschema.Schema
-}
+// GenericRecord is the definition of a record whose endpoint no wire format
+// owns: the fields every record has, the request only as an object.
+const GenericRecord = "#/$defs/record"
 
-var load = sync.OnceValues(func() (*compiled, error) {
+func newCompiler() (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
@@ -51,44 +51,77 @@ var load = sync.OnceValues(func() (*compiled, error) {
 			return nil, err
 		}
 	}
-	var out compiled
-	var err error
-	if out.openai, err = c.Compile(base + "snapshot-file.schema.json#/$defs/openaiFile"); err != nil {
+	return c, nil
+}
+
+// compiled caches the compiled schemas by reference (the file envelope, the
+// manifest, and each record definition a wire format names).
+var compiled sync.Map // string → *jsonschema.Schema
+
+// schemaAt compiles (once) the definition at ref, a file name plus JSON
+// pointer fragment inside the embedded schemas.
+func schemaAt(ref string) (*jsonschema.Schema, error) {
+	if s, ok := compiled.Load(ref); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	c, err := newCompiler()
+	if err != nil {
 		return nil, err
 	}
-	if out.anthropic, err = c.Compile(base + "snapshot-file.schema.json#/$defs/anthropicFile"); err != nil {
+	s, err := c.Compile(base + ref)
+	if err != nil {
 		return nil, err
 	}
-	if out.manifest, err = c.Compile(base + "manifest.schema.json"); err != nil {
-		return nil, err
+	compiled.Store(ref, s)
+	return s, nil
+}
+
+func mustSchema(ref string) *jsonschema.Schema {
+	s, err := schemaAt(ref)
+	if err != nil {
+		panic(fmt.Sprintf("embedded schema %s does not compile: %v", ref, err))
 	}
-	return &out, nil
-})
+	return s
+}
 
 // Source returns the text of an embedded schema, for docs and tools.
 func Source(name string) ([]byte, error) { return files.ReadFile("schemas/" + name) }
 
-// ValidateFile validates a decoded snapshot file of provider ("openai" or
-// "anthropic"). Values must come from a decoder that keeps numbers as json.Number.
-func ValidateFile(provider string, doc any) []Violation {
-	c, err := load()
-	if err != nil {
-		panic(fmt.Sprintf("embedded schema does not compile: %v", err))
+// Has reports whether recordDef (a JSON pointer fragment such as
+// "#/$defs/chatRecord") names a definition of snapshot-file.schema.json
+// that compiles.
+func Has(recordDef string) bool {
+	_, err := schemaAt("snapshot-file.schema.json" + recordDef)
+	return err == nil
+}
+
+// ValidateFile validates a decoded snapshot file: its envelope (version,
+// snapshots, hash) and each record against recordDef, the record definition
+// of the record's wire format (provider.Format.RecordSchema; GenericRecord
+// when no format owns the record's endpoint). Values must come from a
+// decoder that keeps numbers as json.Number.
+func ValidateFile(doc any, recordDef string) []Violation {
+	out := validate(mustSchema("snapshot-file.schema.json#/$defs/file"), doc)
+	m, _ := doc.(map[string]any)
+	recs, _ := m["snapshots"].([]any)
+	rs := mustSchema("snapshot-file.schema.json" + recordDef)
+	for i, r := range recs {
+		if _, ok := r.(map[string]any); !ok {
+			continue // the envelope reported it
+		}
+		prefix := fmt.Sprintf("/snapshots/%d", i)
+		for _, v := range validate(rs, r) {
+			v.Pointer = prefix + v.Pointer
+			out = append(out, v)
+		}
 	}
-	s := c.openai
-	if provider == "anthropic" {
-		s = c.anthropic
-	}
-	return validate(s, doc)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pointer < out[j].Pointer })
+	return out
 }
 
 // ValidateManifest validates a decoded manifest.
 func ValidateManifest(doc any) []Violation {
-	c, err := load()
-	if err != nil {
-		panic(fmt.Sprintf("embedded schema does not compile: %v", err))
-	}
-	return validate(c.manifest, doc)
+	return validate(mustSchema("manifest.schema.json"), doc)
 }
 
 func validate(s *jsonschema.Schema, doc any) []Violation {

@@ -55,12 +55,25 @@ func IsLoopbackHost(host string) bool {
 // Guard wraps h with the safety rules of every server: non-loopback Host →
 // 403 (unless allowed), CONNECT → 405, absolute-form targets → 400, bodies
 // over MaxRequestBody → 413. errBody formats an error body for a status.
-func Guard(h http.Handler, allowHosts []string, errBody func(w http.ResponseWriter, r *http.Request, status int, msg string)) http.Handler {
+// With DenyBypass, CONNECT and absolute-form requests get 403 and are
+// counted instead.
+func Guard(h http.Handler, allowHosts []string, errBody func(w http.ResponseWriter, r *http.Request, status int, msg string), opts ...GuardOption) http.Handler {
+	var gc guardConfig
+	for _, o := range opts {
+		o(&gc)
+	}
 	allowed := map[string]bool{}
 	for _, a := range allowHosts {
 		allowed[strings.ToLower(a)] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gc.bypasses != nil {
+			if method, target, ok := bypassTarget(r); ok {
+				gc.bypasses.add(method, target)
+				errBody(w, r, http.StatusForbidden, fmt.Sprintf("%s %s refused (--deny-bypass): %s", method, target, BypassHint))
+				return
+			}
+		}
 		if r.Method == http.MethodConnect {
 			errBody(w, r, http.StatusMethodNotAllowed, "CONNECT is not supported: traceforge is a base-URL proxy, not a forward proxy")
 			return

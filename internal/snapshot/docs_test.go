@@ -46,7 +46,7 @@ func TestFormatDocWorkedExample(t *testing.T) {
 	if got, want := string(fj), strings.TrimSpace(blocks["worked-file-jcs"]); got != want {
 		t.Errorf("file JCS:\n got %s\nwant %s", got, want)
 	}
-	if h, _ := FileHash("1.0.0", []string{rec["hash"].(string)}); h != file["hash"] {
+	if h, _ := FileHash(Version, []string{rec["hash"].(string)}); h != file["hash"] {
 		t.Errorf("file hash %s, doc says %s", h, file["hash"])
 	}
 	// The file is byte-for-byte what traceforge writes.

@@ -54,7 +54,7 @@ func TestPrettyMatchesCanonicalOrderAndNumbers(t *testing.T) {
 func TestRecordAndFileHashes(t *testing.T) {
 	req := mustDecode(t, `{"model":"gpt-4-turbo","messages":[{"role":"user","content":"Hello"}],"temperature":0,"max_tokens":100,"seed":42}`)
 	key := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-	rec, err := NewRecord(key, &Lineage{ParentID: "0123456789ab", Turn: 2}, time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), source.Source{File: "src/a.py", Line: 12, Function: "f"}, req, nil,
+	rec, err := NewRecord(key, "/v1/chat/completions", &Lineage{ParentID: "0123456789ab", Turn: 2}, time.Date(2026, 1, 9, 10, 30, 0, 0, time.UTC), source.Source{File: "src/a.py", Line: 12, Function: "f"}, req, nil,
 		Response{Fields: Fields{Content: "Hi", TokensUsed: 10, FinishReason: "stop"}, LatencyMS: 450})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestRecordAndFileHashes(t *testing.T) {
 	if !bytes.Equal(again, data) {
 		t.Error("re-marshalling a read file must give the same bytes")
 	}
-	if !bytes.HasPrefix(data, []byte("{\n  \"version\": \"1.0.0\",\n  \"snapshots\": [\n    {\n      \"id\":")) {
+	if !bytes.HasPrefix(data, []byte("{\n  \"version\": \"1.1.0\",\n  \"snapshots\": [\n    {\n      \"id\":")) {
 		t.Errorf("key order wrong:\n%s", data)
 	}
 }

@@ -67,6 +67,12 @@ func SameEntries(a, b []ManifestEntry) bool {
 
 // BuildManifest returns the manifest document (with its hash) for entries.
 func BuildManifest(entries []ManifestEntry, createdAt, updatedAt string) (map[string]any, error) {
+	return BuildManifestAt(Version, entries, createdAt, updatedAt)
+}
+
+// BuildManifestAt is BuildManifest for format version (migration writes
+// intermediate versions).
+func BuildManifestAt(version string, entries []ManifestEntry, createdAt, updatedAt string) (map[string]any, error) {
 	es := append([]ManifestEntry(nil), entries...)
 	SortEntries(es)
 	list := make([]any, 0, len(es))
@@ -74,7 +80,7 @@ func BuildManifest(entries []ManifestEntry, createdAt, updatedAt string) (map[st
 		list = append(list, map[string]any{"id": e.ID, "provider": e.Provider, "file": e.File, "hash": e.Hash})
 	}
 	doc := map[string]any{
-		"version":    Version,
+		"version":    version,
 		"created_at": createdAt,
 		"updated_at": updatedAt,
 		"snapshots":  list,

@@ -8,7 +8,11 @@ import (
 )
 
 // Version is the current snapshot format version.
-const Version = "1.0.0"
+const Version = "1.1.0"
+
+// PreviousVersion is the format before Version, whose records carry no
+// endpoint (DESIGN §12.2); snapshot migrate turns it into Version.
+const PreviousVersion = "1.0.0"
 
 // Fields are the normalized response fields of a record (DESIGN §3, §11
 // "Response fields"): what a wire format derives from a response body
@@ -22,6 +26,13 @@ type Fields struct {
 	ToolCalls    []any
 	Usage        map[string]any
 	Model        string
+	// NoText marks an endpoint without generated text (embeddings): the
+	// record has no content and no finish_reason (DESIGN §12.2); Content
+	// and FinishReason are then "".
+	NoText bool
+	// NoTokens marks an answer whose API reports no token count (Gemini
+	// embeddings): the record has no tokens_used, never a guessed one.
+	NoTokens bool
 }
 
 // Response holds a record's response fields (DESIGN §3): the normalized
@@ -40,8 +51,12 @@ type Record struct {
 	ID             string
 	Timestamp      string
 	Source         source.Source
+	Endpoint       string // key endpoint (format 1.1.0), e.g. "/v1/chat/completions"
 	Request        map[string]any
 	RequestHeaders map[string]any
+	// KeyNormalizers names the declared key normalizers that changed the
+	// record's key (format 1.1.0 "key_normalizers"); nil when none.
+	KeyNormalizers []string
 	Response       Response
 	ParentID       string
 	Turn           int
@@ -105,10 +120,21 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Source.Line = int(line)
 		r.Source.Function, _ = s["function"].(string)
 	}
+	r.Endpoint, _ = v["endpoint"].(string)
 	r.Request, _ = v["request"].(map[string]any)
 	r.RequestHeaders, _ = v["request_headers"].(map[string]any)
+	if kn, ok := v["key_normalizers"].([]any); ok {
+		for _, n := range kn {
+			if s, ok := n.(string); ok {
+				r.KeyNormalizers = append(r.KeyNormalizers, s)
+			}
+		}
+	}
 	if resp, ok := v["response"].(map[string]any); ok {
 		r.Response.Content, _ = resp["content"].(string)
+		_, hasContent := resp["content"]
+		_, hasTokens := resp["tokens_used"]
+		r.Response.NoText, r.Response.NoTokens = !hasContent, !hasTokens
 		r.Response.TokensUsed, _ = Int64(resp["tokens_used"])
 		r.Response.LatencyMS, _ = Int64(resp["latency_ms"])
 		r.Response.FinishReason, _ = resp["finish_reason"].(string)
@@ -128,11 +154,13 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 
 // ResponseValue turns Response into its stored JSON object.
 func ResponseValue(resp Response) map[string]any {
-	m := map[string]any{
-		"content":       resp.Content,
-		"tokens_used":   resp.TokensUsed,
-		"latency_ms":    resp.LatencyMS,
-		"finish_reason": resp.FinishReason,
+	m := map[string]any{"latency_ms": resp.LatencyMS}
+	if !resp.NoText {
+		m["content"] = resp.Content
+		m["finish_reason"] = resp.FinishReason
+	}
+	if !resp.NoTokens {
+		m["tokens_used"] = resp.TokensUsed
 	}
 	if len(resp.ToolCalls) > 0 {
 		m["tool_calls"] = resp.ToolCalls
@@ -160,11 +188,11 @@ type Lineage struct {
 }
 
 // NewRecord assembles a complete record value from its full request key
-// (the id is its prefix), lineage (nil = none) and fields, and adds the
-// record hash. The key and lineage are wire knowledge: callers use
+// (the id is its prefix), key endpoint, lineage (nil = none) and fields, and
+// adds the record hash. The key and lineage are wire knowledge: callers use
 // registry.NewRecord, which computes both. The request must already carry
 // the stored normalization.
-func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
+func NewRecord(key, endpoint string, lineage *Lineage, at time.Time, src source.Source, request, headers map[string]any, resp Response) (map[string]any, error) {
 	rec := map[string]any{
 		"id":        IDOf(key),
 		"timestamp": FormatTimestamp(at),
@@ -173,6 +201,7 @@ func NewRecord(key string, lineage *Lineage, at time.Time, src source.Source, re
 			"line":     int64(src.Line),
 			"function": src.Function,
 		},
+		"endpoint": endpoint,
 		"request":  request,
 		"response": ResponseValue(resp),
 	}
@@ -200,14 +229,19 @@ func Rehash(rec map[string]any) error {
 	return nil
 }
 
-// FileDocument wraps one record in the file structure with its combined hash.
-func FileDocument(rec map[string]any) (map[string]any, error) {
+// FileDocument wraps one record in the file structure of the current
+// version with its combined hash.
+func FileDocument(rec map[string]any) (map[string]any, error) { return FileDocumentAt(Version, rec) }
+
+// FileDocumentAt wraps one record in the file structure of format version
+// (migration writes intermediate versions) with its combined hash.
+func FileDocumentAt(version string, rec map[string]any) (map[string]any, error) {
 	h, _ := rec["hash"].(string)
-	fh, err := FileHash(Version, []string{h})
+	fh, err := FileHash(version, []string{h})
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"version": Version, "snapshots": []any{rec}, "hash": fh}, nil
+	return map[string]any{"version": version, "snapshots": []any{rec}, "hash": fh}, nil
 }
 
 // FormatTimestamp renders t as RFC 3339 UTC truncated to the second.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -13,11 +14,17 @@ import (
 // Item is one call to put in a set.
 type Item struct {
 	Provider string
-	Request  map[string]any
-	Headers  map[string]any
-	Response snapshot.Response
-	Source   source.Source
-	Time     time.Time
+	// Endpoint is the key endpoint; "" = the format 1.0.0 rule
+	// (registry.EndpointOf100: chat for "messages", completions for
+	// "prompt", messages for Anthropic).
+	Endpoint provider.Endpoint
+	// KeyContext resolves a Responses previous_response_id (nil = none).
+	KeyContext *provider.KeyContext
+	Request    map[string]any
+	Headers    map[string]any
+	Response   snapshot.Response
+	Source     source.Source
+	Time       time.Time
 }
 
 // BaseTime is the timestamp of generated records.
@@ -72,8 +79,12 @@ func AnthropicMessage(prompt string) Item {
 // Build returns the file document and id of an item.
 func Build(it Item) (doc map[string]any, id string, err error) {
 	req := cloneMap(it.Request)
-	registry.NormalizeStored(it.Provider, req)
-	rec, key, err := registry.NewRecord(it.Provider, it.Time, it.Source, req, it.Headers, it.Response)
+	e := it.Endpoint
+	if e == "" {
+		e = registry.EndpointOf100(it.Provider, req)
+	}
+	registry.NormalizeStored(it.Provider, e, req)
+	rec, key, err := registry.NewRecord(it.Provider, e, it.Time, it.Source, req, it.Headers, it.Response, it.KeyContext)
 	if err != nil {
 		return nil, "", err
 	}

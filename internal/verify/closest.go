@@ -1,6 +1,14 @@
 package verify
 
 import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -10,83 +18,248 @@ import (
 )
 
 // keyDocument is what a drift diff compares: the key object (provider,
-// endpoint, request with the key-only normalization, headers), so the diff
-// shows exactly what made the keys differ and nothing the key ignores
-// (stream flags, provider-generated tool-call ids).
-func keyDocument(provider string, request, headers map[string]any) string {
-	obj, err := registry.KeyObject(provider, request, headers, nil)
+// endpoint, request with the key-only normalization and the declared key
+// normalizers, headers), so the diff shows exactly what made the keys
+// differ and nothing the key ignores (stream flags, provider-generated
+// tool-call ids, volatile values a rule rewrites).
+func keyDocument(p string, e provider.Endpoint, request, headers map[string]any, kc *provider.KeyContext) map[string]any {
+	obj, err := registry.KeyObject(p, e, request, headers, kc)
 	if err != nil {
+		return nil
+	}
+	return obj
+}
+
+func pretty(v any) string {
+	if v == nil {
 		return ""
 	}
-	b, err := snapshot.MarshalPretty(obj)
+	b, err := snapshot.MarshalPretty(v)
 	if err != nil {
 		return ""
 	}
 	return string(b)
 }
 
-// messagesText is the part of a request the last closeness tier compares.
-func messagesText(request map[string]any) string {
-	v, ok := request["messages"]
-	if !ok {
-		v = request["prompt"]
-	}
-	obj := map[string]any{"messages": v}
-	if s, ok := request["system"]; ok {
-		obj["system"] = s
-	}
-	b, err := snapshot.MarshalPretty(obj)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+// NearestCount is how many close snapshots an unmatched request is shown
+// with (DESIGN §12.4).
+const NearestCount = 3
+
+// Candidate is a snapshot close to an unmatched request.
+type Candidate struct {
+	Snapshot *check.Snapshot
+	// SameSource and SameModel are the first two closeness tiers: the
+	// request came from the snapshot's source; same model and endpoint.
+	SameSource, SameModel bool
+	// Similarity is the structural similarity of the two requests in
+	// [0, 1]: the Jaccard index of their leaf features (pointer, and
+	// pointer plus value).
+	Similarity float64
 }
 
-// Closest returns the snapshot of the same provider closest to req: one
-// from the same source first, then one with the same model and endpoint,
-// then the one whose messages are most similar; ties go to the first by
-// file name. src may be nil (the request carried no X-Traceforge-Source).
-// nil when the set has no snapshot of req's provider.
-func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
+// Nearest ranks the snapshots of a set by closeness to unmatched requests.
+// It computes each snapshot's features once, so that every miss costs one
+// pass of set intersections: fast on large sets (BenchmarkNearest).
+type Nearest struct {
+	snaps []*check.Snapshot
+	once  sync.Once
+	feats [][]uint64 // sorted, deduplicated features per snapshot
+	model []string
+}
+
+// NewNearest prepares snaps (the checked set's valid snapshots).
+func NewNearest(snaps []*check.Snapshot) *Nearest { return &Nearest{snaps: snaps} }
+
+func (n *Nearest) prepare() {
+	n.once.Do(func() {
+		n.feats = make([][]uint64, len(n.snaps))
+		n.model = make([]string, len(n.snaps))
+		for i, s := range n.snaps {
+			if s.Record == nil {
+				continue
+			}
+			n.feats[i] = features(s.Record.Request)
+			n.model[i], _ = s.Record.Request["model"].(string)
+		}
+	})
+}
+
+// Find returns up to k snapshots of req's provider closest to req, best
+// first: same source first (src may be nil: the request carried no
+// X-Traceforge-Source), then same model and endpoint, then the highest
+// structural similarity; ties go to the first by file name.
+func (n *Nearest) Find(req *provider.Request, src *source.Source, k int) []Candidate {
+	n.prepare()
 	model, _ := req.Body["model"].(string)
-	endpoint := keyEndpoint(string(req.Provider), req.Body)
-	msgs := messagesText(req.Body)
-	var best *check.Snapshot
-	bestTier, bestSim := -1, -1.0
-	for _, s := range snaps {
+	rf := features(req.Body)
+	var out []Candidate
+	for i, s := range n.snaps {
 		if s.Provider != string(req.Provider) || s.Record == nil {
 			continue
 		}
-		tier := 0
-		if src != nil && s.Record.Source == *src {
-			tier += 2
+		c := Candidate{Snapshot: s,
+			SameSource: src != nil && s.Record.Source == *src,
+			SameModel:  n.model[i] == model && provider.Endpoint(s.Record.Endpoint) == req.Endpoint,
 		}
-		if m, _ := s.Record.Request["model"].(string); m == model && keyEndpoint(s.Provider, s.Record.Request) == endpoint {
-			tier++
-		}
-		if tier < bestTier {
+		c.Similarity = jaccard(rf, n.feats[i])
+		if len(out) == k && !better(c, out[k-1]) {
 			continue
 		}
-		sim := render.Similarity(messagesText(s.Record.Request), msgs)
-		if tier > bestTier || sim > bestSim {
-			best, bestTier, bestSim = s, tier, sim
+		at, _ := slices.BinarySearchFunc(out, c, func(a, b Candidate) int {
+			if better(b, a) {
+				return 1
+			}
+			return -1
+		})
+		out = slices.Insert(out, at, c)
+		if len(out) > k {
+			out = out[:k]
 		}
 	}
-	return best
+	return out
 }
 
-// keyEndpoint is the key endpoint of a stored request ("" for an unknown
-// provider).
-func keyEndpoint(p string, request map[string]any) provider.Endpoint {
-	if f := registry.ForRecord(p, request); f != nil {
-		return f.Endpoint()
+// better reports whether a ranks before b.
+func better(a, b Candidate) bool {
+	if ta, tb := tier(a), tier(b); ta != tb {
+		return ta > tb
 	}
-	return ""
+	if a.Similarity != b.Similarity {
+		return a.Similarity > b.Similarity
+	}
+	return a.Snapshot.Rel < b.Snapshot.Rel
 }
 
-// DriftDiff is the unified diff from snapshot s to the request req.
-func DriftDiff(display string, s *check.Snapshot, req *provider.Request) string {
-	a := keyDocument(s.Provider, s.Record.Request, s.Record.RequestHeaders)
-	b := keyDocument(string(req.Provider), req.Body, req.Headers)
-	return render.UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), a, b)
+func tier(c Candidate) int {
+	t := 0
+	if c.SameSource {
+		t += 2
+	}
+	if c.SameModel {
+		t++
+	}
+	return t
+}
+
+// Closest returns the snapshot of req's provider closest to req (Nearest's
+// first), nil when the set has none of that provider.
+func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
+	if c := NewNearest(snaps).Find(req, src, 1); len(c) > 0 {
+		return c[0].Snapshot
+	}
+	return nil
+}
+
+var seed = maphash.MakeSeed()
+
+// mix combines two hashes (order matters).
+func mix(a, b uint64) uint64 {
+	a ^= b + 0x9e3779b97f4a7c15 + (a << 6) + (a >> 2)
+	return a * 0xff51afd7ed558ccd
+}
+
+// features are the hashed leaves of a request: for every value at JSON
+// pointer p, hash(p) (structure) and, for scalars, hash(p, value)
+// (content). Pointer hashes are chained from the parent's, so no pointer
+// string is built. Sorted and deduplicated.
+func features(request map[string]any) []uint64 {
+	out := make([]uint64, 0, 64)
+	var walk func(ph uint64, v any)
+	leaf := func(ph uint64, kind byte, val string) {
+		out = append(out, ph, mix(ph, uint64(kind)^maphash.String(seed, val)))
+	}
+	walk = func(ph uint64, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			out = append(out, mix(ph, 'o'))
+			for k, e := range t {
+				walk(mix(ph, maphash.String(seed, k)), e)
+			}
+		case []any:
+			leaf(ph, 'a', strconv.Itoa(len(t)))
+			for i, e := range t {
+				walk(mix(ph, uint64(i)+1), e)
+			}
+		case string:
+			leaf(ph, 's', t)
+		case bool:
+			leaf(ph, 'b', strconv.FormatBool(t))
+		case nil:
+			leaf(ph, 'n', "")
+		case json.Number:
+			leaf(ph, 'd', t.String())
+		default:
+			leaf(ph, 'd', fmt.Sprint(t))
+		}
+	}
+	walk(0, request)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// jaccard is |a ∩ b| / |a ∪ b| of two sorted sets (1 for two empty ones).
+func jaccard(a, b []uint64) float64 {
+	i, j, both := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			both++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	union := len(a) + len(b) - both
+	if union == 0 {
+		return 1
+	}
+	return math.Round(float64(both)/float64(union)*1000) / 1000
+}
+
+// explain turns ranked candidates into the report's close snapshots: each
+// with the JSON-pointer changes from the snapshot's key request to the
+// request's (under kc, so a volatile value a rule rewrites is not a
+// change), and the unified diff against the first.
+func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext) (near []render.Near, diff string) {
+	b := keyDocument(string(req.Provider), req.Endpoint, req.Body, req.Headers, kc)
+	var norm provider.KeyNormalizer
+	if kc != nil {
+		norm = kc.Normalize
+	}
+	for i, c := range cands {
+		s := c.Snapshot
+		skc := provider.WithNormalizer(provider.RecordKeyContext(s.Record.ParentID, s.Record.Turn), norm)
+		a := keyDocument(s.Provider, provider.Endpoint(s.Record.Endpoint), s.Record.Request, s.Record.RequestHeaders, skc)
+		nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
+			Source: s.Record.Source.Display()}
+		nr.Changes = keyChanges(a, b)
+		near = append(near, nr)
+		if i == 0 {
+			diff = render.UnifiedDiff(display+"/"+s.Rel, "request "+req.ID(), pretty(a), pretty(b))
+		}
+	}
+	return near, diff
+}
+
+// keyChanges lists the differences of two key objects: the request's by
+// their pointer in the request, the endpoint and headers by name.
+func keyChanges(a, b map[string]any) []string {
+	var out []string
+	if a["endpoint"] != b["endpoint"] {
+		out = append(out, provider.PointerChanges(map[string]any{"endpoint": a["endpoint"]}, map[string]any{"endpoint": b["endpoint"]})[0][1:])
+	}
+	for _, c := range provider.PointerChanges(orEmpty(a["headers"]), orEmpty(b["headers"])) {
+		out = append(out, "headers"+c)
+	}
+	return append(out, provider.PointerChanges(a["request"], b["request"])...)
+}
+
+func orEmpty(v any) any {
+	if v == nil {
+		return map[string]any{}
+	}
+	return v
 }

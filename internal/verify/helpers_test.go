@@ -238,7 +238,7 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 			hdr[k] = v
 		}
 		items = append(items, snapshottest.Item{
-			Provider: string(c.provider), Request: req, Headers: hdr, Source: c.source(i), Time: snapshottest.BaseTime,
+			Provider: string(c.provider), Endpoint: c.format().Endpoint(), Request: req, Headers: hdr, Source: c.source(i), Time: snapshottest.BaseTime,
 			Response: snapshot.Response{Fields: f, LatencyMS: 12, Stream: c.stream(), Body: body},
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -14,7 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
@@ -51,6 +54,12 @@ type LiveOptions struct {
 	Client *http.Client
 	// Progress, when set, is called after each finished run.
 	Progress func(done, total int)
+	// FailOn lists the change classes that fail a snapshot (the config's
+	// fail_on; nil = change.DefaultFailOn()). A snapshot under a policy
+	// exception compares its live_compare fields instead.
+	FailOn []change.Class
+	// Totals, when set, gets every successful run (the run's totals line).
+	Totals *ledger.Totals
 }
 
 // liveRun is the outcome of one request.
@@ -60,13 +69,21 @@ type liveRun struct {
 	err    string
 }
 
-// Live re-sends every snapshot's request Runs times and compares each
-// answer with the recording using the one equality (provider.Equal). Streamed
-// recordings are re-sent non-streamed: the key ignores stream and
-// stream_options, and a stream assembles to the same non-streamed body.
-// Results are in snapshot order.
+// liveNow is the clock live latencies are measured with (replaced in tests).
+var liveNow = time.Now
+
+// Live re-sends every snapshot's request Runs times and classifies each
+// answer against the recording (change.Classify, DESIGN §12.9 item 7): a run
+// fails when it shows a class of FailOn (under a policy exception: when its
+// live_compare fields differ). Streamed recordings are re-sent
+// non-streamed: the key ignores stream and stream_options, and a stream
+// assembles to the same non-streamed body. Results are in snapshot order.
 func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
+	failOn := o.FailOn
+	if failOn == nil {
+		failOn = change.DefaultFailOn()
+	}
 	client := o.Client
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Minute}
@@ -77,15 +94,24 @@ func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	}
 	type job struct{ snap, run int }
 	jobs := make(chan job)
-	var wg sync.WaitGroup
+	var wg, phaseWG sync.WaitGroup
 	var mu sync.Mutex
 	done, total := 0, len(o.Snapshots)*runs
+	parents, phases := chainPhases(o.Snapshots)
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				outcomes[j.snap][j.run] = sendLive(ctx, client, o, o.Snapshots[j.snap])
+				// A chained Responses call continues its parent's live
+				// answer of the same run (DESIGN §12.9 item 5: --live
+				// runs a chain root first, sending the live ids).
+				prev := ""
+				if p, ok := parents[j.snap]; ok {
+					prev, _ = outcomes[p][j.run].body["id"].(string)
+				}
+				outcomes[j.snap][j.run] = sendLive(ctx, client, o, o.Snapshots[j.snap], prev)
+				phaseWG.Done()
 				mu.Lock()
 				done++
 				d := done
@@ -99,22 +125,63 @@ func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
 	// Runs of one snapshot are interleaved with the others' so that a slow
 	// or rate-limited snapshot does not serialize its own runs.
 feed:
-	for r := 0; r < runs; r++ {
-		for i := range o.Snapshots {
-			select {
-			case jobs <- job{i, r}:
-			case <-ctx.Done():
-				break feed
+	for _, phase := range phases {
+		for r := 0; r < runs; r++ {
+			for _, i := range phase {
+				phaseWG.Add(1)
+				select {
+				case jobs <- job{i, r}:
+				case <-ctx.Done():
+					phaseWG.Done()
+					break feed
+				}
 			}
 		}
+		phaseWG.Wait() // the next phase continues these answers
 	}
 	close(jobs)
 	wg.Wait()
 	results := make([]render.LiveResult, len(o.Snapshots))
 	for i, s := range o.Snapshots {
-		results[i] = judge(o.Display, s, outcomes[i], ctx.Err())
+		results[i] = judge(o.Display, s, outcomes[i], failOn, ctx.Err())
 	}
 	return results
+}
+
+// chainPhases orders the snapshots for --live: phase 0 holds every snapshot
+// that continues no other one in the list; phase n+1 the Responses calls
+// chained (previous_response_id) to a snapshot of phase n. parents maps a
+// chained snapshot's index to its parent's.
+func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) {
+	byID := map[string]int{}
+	for i, s := range snaps {
+		if _, ok := byID[s.Record.ID]; !ok {
+			byID[s.Record.ID] = i
+		}
+	}
+	parents = map[int]int{}
+	for i, s := range snaps {
+		if p, ok := byID[s.Record.ParentID]; ok && s.ChainedFrom != "" && p != i {
+			parents[i] = p
+		}
+	}
+	depth := make([]int, len(snaps))
+	var depthOf func(i, guard int) int
+	depthOf = func(i, guard int) int {
+		p, ok := parents[i]
+		if !ok || guard > len(snaps) {
+			return 0
+		}
+		return depthOf(p, guard+1) + 1
+	}
+	for i := range snaps {
+		depth[i] = depthOf(i, 0)
+		for len(phases) <= depth[i] {
+			phases = append(phases, nil)
+		}
+		phases[depth[i]] = append(phases[depth[i]], i)
+	}
+	return parents, phases
 }
 
 // liveURL joins an upstream base URL and an endpoint the way the SDKs do:
@@ -149,16 +216,23 @@ func liveBody(f provider.Format, request map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.Snapshot) liveRun {
+// sendLive posts s's request once; prev, when set, replaces a chained
+// request's previous_response_id (the parent's live answer id).
+func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.Snapshot, prev string) liveRun {
 	if ctx.Err() != nil {
 		return liveRun{err: "interrupted"}
 	}
-	format := registry.ForRecord(s.Provider, s.Record.Request)
-	if format == nil {
-		return liveRun{err: fmt.Sprintf("unknown provider %q", s.Provider)}
+	format, err := registry.ForStored(s.Provider, provider.Endpoint(s.Record.Endpoint))
+	if err != nil {
+		return liveRun{err: err.Error()}
 	}
 	p, e := format.Provider(), format.Endpoint()
-	body, err := liveBody(format, s.Record.Request)
+	request := s.Record.Request
+	if prev != "" {
+		request = maps.Clone(request)
+		request["previous_response_id"] = prev
+	}
+	body, err := liveBody(format, request)
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
@@ -186,6 +260,7 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	} else {
 		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
 	}
+	start := liveNow()
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -213,6 +288,12 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	f, err := format.Fields(m)
 	if err != nil {
 		return liveRun{err: fmt.Sprintf("HTTP %d: %v", resp.StatusCode, err)}
+	}
+	if o.Totals != nil {
+		// Latency: from sending the request to the whole answer read.
+		latency := liveNow().Sub(start).Milliseconds()
+		model, _ := s.Record.Request["model"].(string)
+		o.Totals.Add(s.Provider, string(e), model, snapshot.Response{Fields: f, LatencyMS: latency, Body: m})
 	}
 	return liveRun{fields: f, body: m}
 }
@@ -267,25 +348,13 @@ func project(f snapshot.Fields, compare []string) snapshot.Fields {
 			out.ToolCalls = f.ToolCalls
 		case "tool_names":
 			if out.ToolCalls == nil {
-				for _, tc := range f.ToolCalls {
-					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": toolName(tc), "arguments": ""}})
+				for _, tc := range provider.ToolCalls(f.ToolCalls) {
+					out.ToolCalls = append(out.ToolCalls, map[string]any{"function": map[string]any{"name": tc.Name, "arguments": ""}})
 				}
 			}
 		}
 	}
 	return out
-}
-
-func toolName(tc any) string {
-	m, _ := tc.(map[string]any)
-	for _, k := range []string{"function", "custom"} {
-		if fn, ok := m[k].(map[string]any); ok {
-			n, _ := fn["name"].(string)
-			return n
-		}
-	}
-	n, _ := m["name"].(string)
-	return n
 }
 
 // fieldsDocument renders the compared fields for a unified diff.
@@ -331,16 +400,20 @@ func nondetMessage(k, n int) string {
 	return fmt.Sprintf("❌ Non-deterministic behavior detected\n   %d/%d runs produced different outputs\n   → CI fails", k, n)
 }
 
-func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error) render.LiveResult {
+func judge(display string, s *check.Snapshot, runs []liveRun, failOn []change.Class, interrupted error) render.LiveResult {
 	res := render.LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
 	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil
+	// fails is the comparison that fails a run: the fail_on classes, or
+	// under a policy exception its live_compare fields (DESIGN §12.9 item 7).
+	fails := func(a, b snapshot.Fields) bool { return len(classify(a, b).Failing(failOn)) > 0 }
 	compare := func(f snapshot.Fields) snapshot.Fields { return f }
 	if s.Exception != nil {
 		res.ByPolicy = true
 		ex := s.Exception
 		compare = func(f snapshot.Fields) snapshot.Fields { return project(f, ex.LiveCompare) }
+		fails = func(a, b snapshot.Fields) bool { return !provider.Equal(compare(a), compare(b)) }
 		cmp := "nothing but success"
 		if len(ex.LiveCompare) > 0 {
 			cmp = strings.Join(ex.LiveCompare, ", ")
@@ -376,33 +449,59 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 		res.Message = fmt.Sprintf("❌ %s: %d of %d runs failed upstream; nothing to compare with the recording", why, len(runs), len(runs))
 		return res
 	}
-	want := compare(recorded)
-	var firstDiff *liveRun
+	// shown is the run the report details: the first failing one, else the
+	// first that differs at all.
+	var shown *liveRun
+	var shownResult change.Result
+	classes := map[change.Class]bool{}
+	changed := 0
 	for i := range ok {
-		if !provider.Equal(want, compare(ok[i].fields)) {
-			res.Different++
-			if firstDiff == nil {
-				firstDiff = &ok[i]
-			}
+		c := classify(recorded, ok[i].fields)
+		for _, x := range c.Classes {
+			classes[x] = true
 		}
+		failing := fails(recorded, ok[i].fields)
+		if failing {
+			res.Different++
+		}
+		if c.Changed() {
+			changed++
+		}
+		if (failing && (shown == nil || !fails(recorded, shown.fields))) || (shown == nil && c.Changed()) {
+			shown, shownResult = &ok[i], c
+		}
+	}
+	for _, c := range change.All {
+		if classes[c] {
+			res.Classes = append(res.Classes, c)
+		}
+	}
+	if s.Exception == nil {
+		res.FailingClasses = change.Result{Classes: res.Classes}.Failing(failOn)
+	}
+	if shown != nil {
+		res.Change = &shownResult
+		res.Changes = provider.Diff(recorded, shown.fields)
 	}
 	allSame := true
 	for i := 1; i < len(ok); i++ {
-		if !provider.Equal(compare(ok[0].fields), compare(ok[i].fields)) {
+		if fails(ok[0].fields, ok[i].fields) {
 			allSame = false
 			break
 		}
 	}
 	if res.Different == 0 {
+		if changed > 0 {
+			res.Notes = append(res.Notes, passingChange(changed, len(ok), res.Classes, shownResult, s.Exception != nil))
+		}
 		if !res.Synthesized {
 			res.Notes = append(res.Notes, provider.Notes(recBody, ok[0].body)...)
 		}
+		sortNotes(res.Notes)
 		return res
 	}
 	res.Failed = true
-	got := compare(firstDiff.fields)
-	res.Changes = provider.Diff(want, got)
-	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(want), fieldsDocument(got))
+	res.Diff = render.UnifiedDiff("recorded "+res.File, "live", fieldsDocument(compare(recorded)), fieldsDocument(compare(shown.fields)))
 	if allSame {
 		res.Drift = true
 		res.Message = fmt.Sprintf("❌ Drift detected\n   %d/%d runs agree with each other but differ from the recording\n   → CI fails", len(ok), len(ok))
@@ -410,14 +509,40 @@ func judge(display string, s *check.Snapshot, runs []liveRun, interrupted error)
 		res.Nondet = true
 		res.Message = nondetMessage(res.Different, len(ok))
 	}
-	if recorded.Model != firstDiff.fields.Model {
-		res.Notes = append(res.Notes, fmt.Sprintf("likely cause: the served model changed (%q → %q)", recorded.Model, firstDiff.fields.Model))
+	if recorded.Model != shown.fields.Model {
+		res.Notes = append(res.Notes, fmt.Sprintf("likely cause: the served model changed (%q → %q)", recorded.Model, shown.fields.Model))
 	}
 	if !res.Synthesized {
-		res.Notes = append(res.Notes, provider.Notes(recBody, firstDiff.body)...)
+		res.Notes = append(res.Notes, provider.Notes(recBody, shown.body)...)
 	}
 	sortNotes(res.Notes)
 	return res
+}
+
+// classify compares a live answer with the recording by the diff classes
+// (latency is not compared: a live run's latency is not the recording's).
+func classify(recorded, live snapshot.Fields) change.Result {
+	return change.Classify(snapshot.Response{Fields: recorded}, snapshot.Response{Fields: live})
+}
+
+// passingChange is the note of a snapshot whose live runs differ from the
+// recording, but in nothing that fails it.
+func passingChange(n, of int, classes []change.Class, shown change.Result, byPolicy bool) string {
+	var what []string
+	for _, c := range classes {
+		what = append(what, string(c))
+	}
+	if shown.Model != nil {
+		what = append(what, fmt.Sprintf("model (%q → %q)", shown.Model.From, shown.Model.To))
+	}
+	if shown.TokensUsed != nil {
+		what = append(what, fmt.Sprintf("tokens_used (%d → %d)", shown.TokensUsed.From, shown.TokensUsed.To))
+	}
+	why := "not in fail_on"
+	if byPolicy {
+		why = "not in the exception's live_compare"
+	}
+	return fmt.Sprintf("%d/%d runs differ from the recording only in %s (%s): passes", n, of, strings.Join(what, ", "), why)
 }
 
 // sortNotes puts likely-cause notes (model, system_fingerprint) first,

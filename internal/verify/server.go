@@ -4,7 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -13,6 +18,7 @@ import (
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -23,6 +29,9 @@ type ReplayOptions struct {
 	Set *check.SetResult
 	// Display names the snapshot folder in reports.
 	Display string
+	// Root is the project root: an unmatched request's GitHub annotation
+	// points at its source file when that file exists under Root ("" = never).
+	Root string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
 	// Logf, when set, receives one line per request (diagnostics).
@@ -42,6 +51,7 @@ type ReplayServer struct {
 	missOrder   []string
 	synthesized map[string]bool
 	failures    []string
+	normalized  map[string]*render.NormalizedMatch // by snapshot Rel: hits that needed a key normalizer
 }
 
 type miss struct {
@@ -55,7 +65,7 @@ type miss struct {
 
 // NewReplayServer builds the server over o.Set.
 func NewReplayServer(o ReplayOptions) *ReplayServer {
-	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}}
+	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared
@@ -77,11 +87,11 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTP(r)
+	req, err := registry.ParseHTTPWith(r, s.ix.KeyContext())
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
-		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format 1.0.0 covers chat completions, completions and messages)", r.Method, r.URL.Path)
+		status, reason := http.StatusNotFound, fmt.Sprintf("%s %s is not a call traceforge records (format %s covers the routes in docs/format.md)", r.Method, r.URL.Path, snapshot.Version)
 		switch {
 		case errors.Is(err, provider.ErrTooLarge):
 			status, reason = http.StatusRequestEntityTooLarge, fmt.Sprintf("%s %s: request body larger than %d bytes", r.Method, r.URL.Path, serve.MaxRequestBody)
@@ -111,6 +121,19 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
 	s.mu.Lock()
 	s.served++
+	if len(req.KeyNormalizers) > 0 {
+		nm := s.normalized[snap.Rel]
+		if nm == nil {
+			nm = &render.NormalizedMatch{Snapshot: s.o.Display + "/" + snap.Rel}
+			s.normalized[snap.Rel] = nm
+		}
+		nm.Count++
+		for _, n := range req.KeyNormalizers {
+			if !slices.Contains(nm.Rules, n) {
+				nm.Rules = append(nm.Rules, n)
+			}
+		}
+	}
 	if res.Synthesized {
 		s.synthesized[snap.Rel] = true
 	}
@@ -118,6 +141,10 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.failures = append(s.failures, fmt.Sprintf("%s/%s: %v", s.o.Display, snap.Rel, err))
 	}
 	s.mu.Unlock()
+	if len(req.KeyNormalizers) > 0 {
+		s.logf("replay: %s %s → %s (matched via %s)", r.Method, r.URL.Path, snap.Rel, strings.Join(req.KeyNormalizers, ", "))
+		return
+	}
 	s.logf("replay: %s %s → %s", r.Method, r.URL.Path, snap.Rel)
 }
 
@@ -150,19 +177,22 @@ func (s *ReplayServer) Finish() render.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := render.Replayed{Served: s.served}
-	snaps := s.ix.Snapshots()
+	near := NewNearest(s.ix.Snapshots())
 	for _, k := range s.missOrder {
 		m := s.misses[k]
 		out := render.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
 			out.Source = m.src.Display()
+			if existsIn(s.o.Root, m.src.File) {
+				out.AnnotateFile, out.AnnotateLine = m.src.File, m.src.Line
+			}
 		}
 		if m.req != nil {
 			out.Endpoint = string(m.req.Endpoint)
 			out.Key = m.req.Key
-			if c := Closest(m.req, m.src, snaps); c != nil {
-				out.Closest = s.o.Display + "/" + c.Rel
-				out.Diff = DriftDiff(s.o.Display, c, m.req)
+			if cands := near.Find(m.req, m.src, NearestCount); len(cands) > 0 {
+				out.Closest = s.o.Display + "/" + cands[0].Snapshot.Rel
+				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.KeyContext())
 			}
 		}
 		rep.Misses = append(rep.Misses, out)
@@ -174,6 +204,25 @@ func (s *ReplayServer) Finish() render.Replayed {
 		rep.Synthesized = append(rep.Synthesized, s.o.Display+"/"+rel)
 	}
 	sort.Strings(rep.Synthesized)
+	for _, nm := range s.normalized {
+		rep.Normalized = append(rep.Normalized, *nm)
+	}
+	sort.Slice(rep.Normalized, func(i, j int) bool { return rep.Normalized[i].Snapshot < rep.Normalized[j].Snapshot })
 	rep.ReplayErrors = append(rep.ReplayErrors, s.failures...)
 	return rep
+}
+
+// existsIn reports whether the project-relative, slash-separated file (a
+// request's source) is a regular file under root.
+func existsIn(root, file string) bool {
+	if root == "" || file == "" || path.IsAbs(file) || strings.Contains(file, "\\") {
+		return false
+	}
+	for _, seg := range strings.Split(file, "/") {
+		if seg == ".." {
+			return false
+		}
+	}
+	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(file)))
+	return err == nil && fi.Mode().IsRegular()
 }

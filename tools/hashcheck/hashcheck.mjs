@@ -3,13 +3,19 @@
 // JavaScript — RFC 8785 canonical JSON from the `canonicalize` package,
 // SHA-256 from node:crypto — independently of the Go implementation.
 //
-//   node hashcheck.mjs [--verbose] FOLDER...
+//   node hashcheck.mjs [--verbose] [--config FILE] FOLDER...
 //
-// Format 1.0.0 (manifest.json + <provider>/<id>.json), per DESIGN §4/§11:
-//   request key = sha256(JCS({provider, endpoint, request, headers?})) with the
+// Format 1.1.0 (manifest.json + <provider>/<id>.json), per DESIGN §4/§11/§12.2:
+//   request key = sha256(JCS({provider, endpoint, request, headers?})), endpoint
+//                 = the record's "endpoint" field (format 1.0.0 records have
+//                 none: it is derived from the body, see endpoint100), with the
 //                 key-only normalization (drop stream/stream_options, renumber
 //                 tool-call ids call_1, call_2, … in order of first appearance,
 //                 Anthropic string content/system → one text block);
+//                 then the project's declared key normalizers (DESIGN §12.3,
+//                 §12.8, §12.9 item 3: "normalize" in .traceforge.json, read
+//                 from the folder's parent or --config), whose names that
+//                 changed the key must equal the record's key_normalizers;
 //   id          = first 12 hex characters of the key (= the file name);
 //   lineage     = the id of the request cut before its last assistant message,
 //                 turn = assistant messages + 1;
@@ -42,14 +48,46 @@ const without = (o, key) => Object.fromEntries(Object.entries(o).filter(([k]) =>
 const withMember = (o, key, value) => Object.fromEntries([...Object.entries(o).filter(([k]) => k !== key), [key, value]]);
 const textBlocks = (s) => [{ type: 'text', text: s }];
 
-export function endpoint(provider, request) {
+// endpoint100 is the key endpoint of a format 1.0.0 record, derived from its
+// body (DESIGN §11 "Keys and lookups").
+export function endpoint100(provider, request) {
   if (provider === 'anthropic') return '/v1/messages';
   if (!has(request, 'messages') && has(request, 'prompt')) return '/v1/completions';
   return '/v1/chat/completions';
 }
 
-export function keyRequest(provider, request) {
+// Responses input items whose "id" the key renumbers item_1, item_2, …
+const CHAINED_ITEM_TYPES = new Set(['item_reference', 'message', 'reasoning', 'function_call']);
+
+// responsesKeyRequest is the Responses key-only normalization (DESIGN §12.2,
+// §12.9 item 5): call_id of function_call / function_call_output items →
+// call_N and the id of item_reference / message / reasoning / function_call
+// items → item_N, in order of first appearance; last, a string
+// previous_response_id → "snapshot:<parent>" when the record has lineage.
+function responsesKeyRequest(r, parent) {
+  if (Array.isArray(r.input)) {
+    const calls = new Map();
+    const items = new Map();
+    const renumber = (ids, prefix, id) => {
+      if (typeof id !== 'string') return id;
+      if (!ids.has(id)) ids.set(id, `${prefix}${ids.size + 1}`);
+      return ids.get(id);
+    };
+    r = withMember(r, 'input', r.input.map((it) => {
+      if (!isObject(it)) return it;
+      let c = { ...it };
+      if (has(c, 'id') && CHAINED_ITEM_TYPES.has(c.type)) c = withMember(c, 'id', renumber(items, 'item_', c.id));
+      if (has(c, 'call_id') && (c.type === 'function_call' || c.type === 'function_call_output')) c = withMember(c, 'call_id', renumber(calls, 'call_', c.call_id));
+      return c;
+    }));
+  }
+  if (typeof r.previous_response_id === 'string' && typeof parent === 'string') r = withMember(r, 'previous_response_id', `snapshot:${parent}`);
+  return r;
+}
+
+export function keyRequest(provider, request, endpoint, parent) {
   let r = Object.fromEntries(Object.entries(request).filter(([k]) => k !== 'stream' && k !== 'stream_options'));
+  if (endpoint === '/v1/responses') return responsesKeyRequest(r, parent);
   if (provider === 'anthropic' && typeof r.system === 'string') r = withMember(r, 'system', textBlocks(r.system));
   if (!Array.isArray(r.messages)) return r;
   const ids = new Map();
@@ -84,13 +122,184 @@ export function keyRequest(provider, request) {
   return withMember(r, 'messages', messages);
 }
 
-export function requestKey(provider, request, headers) {
-  const obj = { provider, endpoint: endpoint(provider, request), request: keyRequest(provider, request) };
-  if (isObject(headers) && Object.keys(headers).length > 0) obj.headers = headers;
-  return sha256hex(canonicalize(obj));
+// endpointOf is a record's key endpoint: its stored "endpoint" (format 1.1.0),
+// else the 1.0.0 rule.
+export function endpointOf(provider, rec) {
+  return typeof rec.endpoint === 'string' ? rec.endpoint : endpoint100(provider, rec.request);
 }
 
-export function lineage(provider, request, headers) {
+// Declared key normalizers. Built-ins replace every match with "<name>";
+// their patterns are DESIGN §12.8's, valid in both Go RE2 and JavaScript.
+export const BUILTINS = {
+  uuid: '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}',
+  ulid: '\\b[0-7][0-9A-HJKMNP-TV-Z]{25}\\b',
+  'iso-datetime': '\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?',
+  date: '\\b\\d{4}-\\d{2}-\\d{2}\\b',
+  'unix-ms': '\\b1\\d{12}\\b',
+};
+
+// parsePointer splits a JSON pointer into unescaped tokens ("*" = any).
+function parsePointer(p) {
+  if (p === '') return [];
+  return p.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+// expand is Go's Regexp.Expand template syntax: $name, ${name}, $$; a
+// number names a group; unknown or unmatched groups are empty; a $ that
+// starts no name is kept.
+function expand(template, groups, named) {
+  return template.replace(/\$(\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))?/g, (m, all, braced, bare) => {
+    if (all === undefined) return '$';
+    if (all === '$') return '$';
+    const name = braced ?? bare;
+    if (/^[0-9]+$/.test(name)) return groups[Number(name)] ?? '';
+    return named?.[name] ?? '';
+  });
+}
+
+// parseNormalizers turns the config's "normalize" value into rules (the
+// config is validated by traceforge itself; this trusts its shape).
+export function parseNormalizers(list) {
+  return (list ?? []).map((e) => {
+    const kind = e.rule;
+    const paths = Array.isArray(e.paths) ? e.paths.map(parsePointer) : null;
+    if (kind === 'drop') return { kind, name: 'drop', paths };
+    const source = kind === 'regex' ? e.pattern.replaceAll('(?P<', '(?<') : BUILTINS[kind];
+    if (source === undefined) throw new Error(`unknown normalizer rule ${JSON.stringify(kind)}`);
+    const re = new RegExp(source, 'gu');
+    const replace = kind === 'regex' ? e.replace : `<${kind}>`;
+    return {
+      kind,
+      name: kind === 'regex' ? (e.name ?? 'regex') : kind,
+      paths,
+      apply: (str) => str.replace(re, (...args) => {
+        const named = typeof args[args.length - 1] === 'object' ? args[args.length - 1] : undefined;
+        const groups = args.slice(0, named ? -3 : -2);
+        return expand(replace, groups, named);
+      }),
+    };
+  });
+}
+
+// locate expands pointers with "*" to the concrete locations in doc:
+// [parent, key] pairs, deduplicated, as token paths.
+function locate(doc, pointers) {
+  const out = new Map();
+  const walk = (v, rest, at) => {
+    if (rest.length === 0) {
+      out.set(JSON.stringify(at), at);
+      return;
+    }
+    const [tok, ...more] = rest;
+    if (Array.isArray(v)) {
+      if (tok === '*') v.forEach((e, i) => walk(e, more, [...at, i]));
+      else if (/^(0|[1-9][0-9]*)$/.test(tok) && Number(tok) < v.length) walk(v[Number(tok)], more, [...at, Number(tok)]);
+    } else if (isObject(v)) {
+      if (tok === '*') Object.keys(v).forEach((k) => walk(v[k], more, [...at, k]));
+      else if (has(v, tok)) walk(v[tok], more, [...at, tok]);
+    }
+  };
+  for (const p of pointers) walk(doc, p, []);
+  return [...out.values()];
+}
+
+const getAt = (doc, at) => at.reduce((v, k) => v[k], doc);
+
+// rewrite replaces in every string inside v (a fresh copy) with f.
+function rewrite(v, f) {
+  if (typeof v === 'string') return f(v);
+  if (Array.isArray(v)) return v.map((e) => rewrite(e, f));
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, rewrite(e, f)]));
+  return v;
+}
+
+// applyNormalizers applies rules in order to a key request and returns
+// {request, applied}: applied names the rules whose result changed the
+// canonical bytes, in order, without repeats.
+export function applyNormalizers(request, rules) {
+  let doc = structuredClone(request);
+  const applied = [];
+  for (const r of rules) {
+    const before = canonicalize(doc);
+    if (r.kind === 'drop') {
+      const locs = locate(doc, r.paths).sort((a, b) => {
+        for (let i = 0; i < Math.min(a.length, b.length); i++) {
+          if (a[i] === b[i]) continue;
+          if (typeof a[i] === 'number' && typeof b[i] === 'number') return b[i] - a[i];
+          return String(b[i]) < String(a[i]) ? -1 : 1;
+        }
+        return b.length - a.length;
+      });
+      for (const at of locs) {
+        const parent = getAt(doc, at.slice(0, -1));
+        const last = at[at.length - 1];
+        if (Array.isArray(parent)) parent.splice(last, 1);
+        else delete parent[last];
+      }
+    } else if (r.paths === null) {
+      doc = rewrite(doc, r.apply);
+    } else {
+      const locs = locate(doc, r.paths);
+      const roots = locs.filter((l) => !locs.some((o) => o.length < l.length && o.every((t, i) => t === l[i])));
+      for (const at of roots) {
+        if (at.length === 0) {
+          doc = rewrite(doc, r.apply);
+          continue;
+        }
+        const parent = getAt(doc, at.slice(0, -1));
+        parent[at[at.length - 1]] = rewrite(parent[at[at.length - 1]], r.apply);
+      }
+    }
+    if (canonicalize(doc) !== before && !applied.includes(r.name)) applied.push(r.name);
+  }
+  return { request: doc, applied };
+}
+
+// keyObject is the key object and the names of the declared normalizers
+// that changed it; parent is the record's lineage.parent_id (Responses chains).
+export function keyObject(provider, endpoint, request, headers, parent, rules = []) {
+  const { request: kr, applied } = applyNormalizers(keyRequest(provider, request, endpoint, parent), rules);
+  const obj = { provider, endpoint, request: kr };
+  if (isObject(headers) && Object.keys(headers).length > 0) obj.headers = headers;
+  return { obj, applied };
+}
+
+// requestKey: parent is the record's lineage.parent_id (Responses chains);
+// rules are the project's declared key normalizers.
+export function requestKey(provider, endpoint, request, headers, parent, rules = []) {
+  return sha256hex(canonicalize(keyObject(provider, endpoint, request, headers, parent, rules).obj));
+}
+
+// isAssistantItem: a Responses input item that belongs to an assistant turn.
+const isAssistantItem = (it) => isObject(it) && (it.role === 'assistant' || ['function_call', 'reasoning', 'item_reference'].includes(it.type));
+
+// responsesLineage: a chain (string previous_response_id) has the lineage its
+// record names (its parent is a snapshot, checked across the set by verify);
+// otherwise the §11 rule over runs of assistant input items.
+function responsesLineage(provider, endpoint, request, headers, stored, rules) {
+  if (typeof request.previous_response_id === 'string') return stored ?? null;
+  const items = Array.isArray(request.input) ? request.input : [];
+  let last = -1;
+  let runs = 0;
+  let inRun = false;
+  items.forEach((it, i) => {
+    if (isAssistantItem(it)) {
+      if (!inRun) {
+        last = i;
+        runs++;
+        inRun = true;
+      }
+    } else {
+      inRun = false;
+    }
+  });
+  if (runs === 0) return null;
+  const cut = withMember(request, 'input', items.slice(0, last));
+  return { parent_id: requestKey(provider, endpoint, cut, headers, undefined, rules).slice(0, 12), turn: runs + 1 };
+}
+
+export function lineage(provider, endpoint, request, headers, stored, rules = []) {
+  if (endpoint === '/v1/responses') return responsesLineage(provider, endpoint, request, headers, stored, rules);
   const msgs = Array.isArray(request.messages) ? request.messages : [];
   let last = -1;
   let count = 0;
@@ -102,7 +311,7 @@ export function lineage(provider, request, headers) {
   });
   if (last < 0) return null;
   const parent = withMember(request, 'messages', msgs.slice(0, last));
-  return { parent_id: requestKey(provider, parent, headers).slice(0, 12), turn: count + 1 };
+  return { parent_id: requestKey(provider, endpoint, parent, headers, undefined, rules).slice(0, 12), turn: count + 1 };
 }
 
 function readJSON(file) {
@@ -113,7 +322,14 @@ function readJSON(file) {
 
 // checkFolder returns {problems, lines, files}: every difference found, and
 // (verbose) what was computed.
-export function checkFolder(dir) {
+export function checkFolder(dir, configFile) {
+  let rules = [];
+  const cfgPath = configFile ?? path.join(dir, '..', '.traceforge.json');
+  try {
+    rules = parseNormalizers(readJSON(cfgPath).normalize);
+  } catch (e) {
+    if (e.code !== 'ENOENT' || configFile) throw new Error(`${cfgPath}: ${e.message}`);
+  }
   const problems = [];
   const lines = [];
   const differ = (where, what, stored, computed) => {
@@ -151,11 +367,15 @@ export function checkFolder(dir) {
       }
       const rec = doc.snapshots[0];
       const headers = rec.request_headers;
-      const key = requestKey(provider, rec.request, headers);
+      const ep = endpointOf(provider, rec);
+      if (doc.version !== '1.0.0' && typeof rec.endpoint !== 'string') problems.push(`${rel}: format ${doc.version} records need an "endpoint"`);
+      const { obj: keyObj, applied } = keyObject(provider, ep, rec.request, headers, rec.lineage?.parent_id, rules);
+      const key = sha256hex(canonicalize(keyObj));
       const id = key.slice(0, 12);
+      differ(rel, 'key_normalizers', canonicalize(rec.key_normalizers ?? []), canonicalize(applied));
       differ(rel, 'id (from the request key)', rec.id, id);
       differ(rel, 'file name', name, `${id}.json`);
-      const lin = lineage(provider, rec.request, headers);
+      const lin = lineage(provider, ep, rec.request, headers, rec.lineage, rules);
       differ(rel, 'lineage', canonicalize(rec.lineage ?? null), canonicalize(lin));
       const recordHash = prefixed(without(rec, 'hash'));
       differ(rel, 'record hash', rec.hash, recordHash);
@@ -214,10 +434,20 @@ export function checkFolder(dir) {
 }
 
 function main(argv) {
+  let configFile;
+  const ci = argv.indexOf('--config');
+  if (ci >= 0) {
+    configFile = argv[ci + 1];
+    argv = argv.filter((_, i) => i !== ci && i !== ci + 1);
+    if (!configFile) {
+      process.stderr.write('usage: --config needs a file\n');
+      return 2;
+    }
+  }
   const dirs = argv.filter((a) => a !== '--verbose');
   const verbose = dirs.length !== argv.length;
   if (dirs.length === 0 || dirs.some((d) => d.startsWith('-'))) {
-    process.stderr.write('usage: node hashcheck.mjs [--verbose] SNAPSHOT_FOLDER...\n');
+    process.stderr.write('usage: node hashcheck.mjs [--verbose] [--config FILE] SNAPSHOT_FOLDER...\n');
     return 2;
   }
   let status = 0;
@@ -225,7 +455,7 @@ function main(argv) {
     let result;
     try {
       if (!lstatSync(dir).isDirectory()) throw new Error('not a folder');
-      result = checkFolder(dir);
+      result = checkFolder(dir, configFile);
     } catch (e) {
       process.stderr.write(`hashcheck: ${dir}: ${e.message}\n`);
       status = 2;

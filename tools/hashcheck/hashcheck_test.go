@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/migrate"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -148,8 +149,40 @@ func edgeItems() []snapshottest.Item {
 		Usage: obj("prompt_tokens", 4, "completion_tokens", 2, "total_tokens", 6)}}
 	completion.Time = time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.FixedZone("CET", 3600))
 
+	// Responses: a function-tool round trip (input-run lineage, call and
+	// item ids renumbered) and a call chained by previous_response_id.
+	respTool := snapshottest.OpenAIChat("responses tool")
+	respTool.Endpoint = "/v1/responses"
+	respTool.Request = obj("model", "gpt-4.1-mini", "temperature", 0, "max_output_tokens", 64, "stream", true, "input", []any{
+		obj("role", "user", "content", "Weather in Oslo? ❄"),
+		obj("type", "reasoning", "id", "rs_9", "summary", []any{}),
+		obj("type", "function_call", "id", "fc_Z", "call_id", "call_Q", "name", "get_weather", "arguments", `{"city":"Oslo"}`),
+		obj("type", "function_call_output", "call_id", "call_Q", "output", `{"temp_c":-3.5}`),
+		obj("type", "item_reference", "id", "rs_9"),
+	})
+	respTool.Response = snapshot.Response{LatencyMS: 70, Stream: true, Fields: snapshot.Fields{Content: "Oslo: −3.5 °C", TokensUsed: 40, FinishReason: "completed",
+		Usage: obj("input_tokens", 30, "output_tokens", 10, "total_tokens", 40)},
+		Body: obj("id", "resp_tool", "object", "response", "status", "completed", "output", []any{})}
+	respRoot := snapshottest.OpenAIChat("responses root")
+	respRoot.Endpoint = "/v1/responses"
+	respRoot.Request = obj("model", "gpt-4.1-mini", "temperature", 0, "max_output_tokens", 64, "input", "Name a prime.")
+	respRoot.Response = snapshot.Response{LatencyMS: 50, Fields: snapshot.Fields{Content: "7", TokensUsed: 9, FinishReason: "completed",
+		Usage: obj("total_tokens", 9)}, Body: obj("id", "resp_root", "object", "response", "status", "completed", "output", []any{})}
+	_, rootID, _ := snapshottest.Build(respRoot)
+	respChained := snapshottest.OpenAIChat("responses chained")
+	respChained.Endpoint = "/v1/responses"
+	respChained.Request = obj("model", "gpt-4.1-mini", "temperature", 0, "max_output_tokens", 64, "input", "Another.", "previous_response_id", "resp_root")
+	respChained.KeyContext = &provider.KeyContext{Parent: func(id string) (string, int, bool) { return rootID, 1, id == "resp_root" }}
+	respChained.Response = snapshot.Response{LatencyMS: 50, Fields: snapshot.Fields{Content: "11", TokensUsed: 19, FinishReason: "completed",
+		Usage: obj("total_tokens", 19)}, Body: obj("id", "resp_next", "object", "response", "status", "completed", "output", []any{})}
+	emb := snapshottest.OpenAIChat("embeddings")
+	emb.Endpoint = "/v1/embeddings"
+	emb.Request = obj("model", "text-embedding-3-small", "input", []any{"ü", "😀"}, "encoding_format", "base64")
+	emb.Response = snapshot.Response{LatencyMS: 12, Fields: snapshot.Fields{NoText: true, TokensUsed: 2, Usage: obj("prompt_tokens", 2, "total_tokens", 2)},
+		Body: obj("object", "list", "data", []any{obj("object", "embedding", "index", 0, "embedding", "AAAAAA==")}, "model", "text-embedding-3-small")}
+
 	return []snapshottest.Item{oaParent, oa, an, anParent, completion,
-		snapshottest.OpenAIChat("plain"), snapshottest.AnthropicMessage("plain")}
+		snapshottest.OpenAIChat("plain"), snapshottest.AnthropicMessage("plain"), respTool, respRoot, respChained, emb}
 }
 
 func TestNodeAgreesOnEdgeCaseSet(t *testing.T) {
@@ -171,8 +204,8 @@ func TestNodeAgreesOnEdgeCaseSet(t *testing.T) {
 	}
 	out := mustAgree(t, dir)
 	// Lineage was exercised for both providers.
-	if n := strings.Count(out, " parent="); n != 2 {
-		t.Errorf("%d records with lineage, want 2:\n%s", n, out)
+	if n := strings.Count(out, " parent="); n != 4 {
+		t.Errorf("%d records with lineage, want 4 (chat, messages, Responses input runs and chain):\n%s", n, out)
 	}
 	// And Node compared keys (the file names) computed from renumbered tool-call ids.
 	for _, s := range set.Snapshots {

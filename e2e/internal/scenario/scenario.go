@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -38,6 +39,10 @@ func Prompt(mode string) string {
 		p = "Write one line about Grace Hopper and compilers."
 	case "tool":
 		p = "What is the weather in Paris today?"
+	case "chain":
+		p = "Name one thing Alan Turing is known for."
+	case "rag":
+		p = "What does traceforge do with LLM calls?"
 	}
 	return p + os.Getenv(SuffixEnv)
 }
@@ -134,6 +139,30 @@ func Run[C any](name string, client C, plain, stream, tool func(context.Context,
 	mode := Mode(name)
 	run := map[string]func(context.Context, C, *Transcript) error{"plain": plain, "stream": stream, "tool": tool}[mode]
 	tr := New(name, mode)
+	if err := run(context.Background(), client, tr); err != nil {
+		Fail(name, err)
+	}
+	tr.Print(os.Stdout)
+}
+
+// RunModes is Run for a client with its own set of modes (fns keys): it
+// reads the mode argument (usage error, exit 2, for any other), runs it and
+// prints the transcript, or the SDK error with exit status 1.
+func RunModes[C any](name string, client C, fns map[string]func(context.Context, C, *Transcript) error) {
+	var modes []string
+	for m := range fns {
+		modes = append(modes, m)
+	}
+	sort.Strings(modes)
+	run, ok := fns[""]
+	if len(os.Args) == 2 {
+		run, ok = fns[os.Args[1]]
+	}
+	if !ok {
+		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
+		os.Exit(2)
+	}
+	tr := New(name, os.Args[1])
 	if err := run(context.Background(), client, tr); err != nil {
 		Fail(name, err)
 	}

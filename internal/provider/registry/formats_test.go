@@ -16,7 +16,7 @@ import (
 )
 
 // TestFormatsAreConsistent: every registered format routes its own key
-// endpoint, is found again by Lookup, names a request schema definition
+// endpoint, is found again by Lookup, names a record schema definition
 // that exists, and (provider, endpoint) pairs are unique.
 func TestFormatsAreConsistent(t *testing.T) {
 	src, err := schema.Source("snapshot-file.schema.json")
@@ -45,10 +45,10 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if registry.Lookup(f.Provider(), f.Endpoint()) != f {
 			t.Errorf("%s: Lookup does not find it", id)
 		}
-		ptr := f.RequestSchema()
+		ptr := f.RecordSchema()
 		name, ok := strings.CutPrefix(ptr, "#/$defs/")
-		if !ok || doc.Defs[name] == nil {
-			t.Errorf("%s: RequestSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
+		if !ok || doc.Defs[name] == nil || !schema.Has(ptr) {
+			t.Errorf("%s: RecordSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
 		}
 		if f.StreamContentType() != provider.SSEContentType {
 			t.Errorf("%s: format 1.0.0 formats stream SSE, got %q", id, f.StreamContentType())
@@ -57,14 +57,16 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if live := f.LiveBody(req); len(live) != 1 || live["model"] != "m" || len(req) != 3 {
 			t.Errorf("%s: LiveBody = %v (input now %v); want the request without stream fields", id, live, req)
 		}
-		if !f.Streams("", map[string]any{"stream": true}) || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
-			t.Errorf("%s: a 1.0.0 call streams iff \"stream\": true", id)
+		// An SSE call streams iff "stream": true; embeddings never stream.
+		wantStream := f.Endpoint() != "/v1/embeddings"
+		if f.Streams("", map[string]any{"stream": true}) != wantStream || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
+			t.Errorf("%s: streams iff \"stream\": true (embeddings never)", id)
 		}
 	}
 	if registry.ForProvider("mistral") != nil || registry.ForRecord("mistral", nil) != nil || registry.Lookup(provider.OpenAI, provider.Messages) != nil {
 		t.Error("unknown providers and pairs must give nil")
 	}
-	if _, err := registry.RequestKey("mistral", map[string]any{}, nil); err == nil {
+	if _, err := registry.RequestKey("mistral", ep("mistral", map[string]any{}), map[string]any{}, nil, nil); err == nil {
 		t.Error("RequestKey of an unknown provider must fail")
 	}
 }
@@ -74,7 +76,7 @@ func TestFormatsAreConsistent(t *testing.T) {
 func TestUsageInjectionIsACapability(t *testing.T) {
 	for _, f := range registry.Formats() {
 		inj, ok := f.(provider.UsageInjector)
-		want := f.Provider() == provider.OpenAI
+		want := f.Endpoint() == provider.ChatCompletions || f.Endpoint() == provider.Completions
 		if ok != want {
 			t.Errorf("%s %s: UsageInjector = %v, want %v", f.Provider(), f.Endpoint(), ok, want)
 		}
@@ -146,7 +148,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Format != registry.Lookup(provider.OpenAI, provider.ChatCompletions) || !r.Stream || !r.IncludeUsage {
+	if r.Format != registry.Lookup(provider.OpenAI, provider.ChatCompletions) || r.Endpoint != provider.ChatCompletions || !r.Stream || !r.IncludeUsage {
 		t.Errorf("parsed %+v", r)
 	}
 	if s, _ := r.Body["stop"].([]any); len(s) != 1 || r.Body["seed"] != nil {
@@ -158,7 +160,7 @@ func TestParse(t *testing.T) {
 	if r.Headers["anthropic-beta"] != "a,b" {
 		t.Errorf("headers %v", r.Headers)
 	}
-	key, _ := registry.RequestKey("openai", r.Body, r.Headers)
+	key, _ := registry.RequestKey("openai", ep("openai", r.Body), r.Body, r.Headers, nil)
 	if key != r.Key || r.ID() != snapshot.IDOf(key) {
 		t.Errorf("key %s, want %s", r.Key, key)
 	}
@@ -167,12 +169,12 @@ func TestParse(t *testing.T) {
 // TestNewRecord: registry.NewRecord computes the id and the lineage.
 func TestNewRecord(t *testing.T) {
 	req := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`)
-	rec, key, err := registry.NewRecord("openai", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), sourceOf("a.go"), req, nil,
-		snapshot.Response{Fields: snapshot.Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}})
+	rec, key, err := registry.NewRecord("openai", provider.ChatCompletions, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), sourceOf("a.go"), req, nil,
+		snapshot.Response{Fields: snapshot.Fields{Content: "x", TokensUsed: 1, FinishReason: "stop"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent, turn, ok, _ := registry.Lineage("openai", req, nil)
+	parent, turn, ok, _ := registry.Lineage("openai", ep("openai", req), req, nil, nil)
 	lin, _ := rec["lineage"].(map[string]any)
 	if !ok || rec["id"] != snapshot.IDOf(key) || lin["parent_id"] != parent || lin["turn"] != int64(turn) {
 		t.Errorf("record %v, key %s", rec, key)
@@ -183,3 +185,32 @@ func TestNewRecord(t *testing.T) {
 }
 
 func sourceOf(file string) source.Source { return source.Source{File: file, Line: 1, Function: "f"} }
+
+// TestStoredEndpoint: a 1.1.0 record's format comes from its stored endpoint
+// (ForStored), never from its body; the 1.0.0 rule (EndpointOf100) is only
+// for migration; an endpoint no format owns is an error naming it.
+func TestStoredEndpoint(t *testing.T) {
+	prompt := map[string]any{"prompt": "x"}
+	if f, err := registry.ForStored("openai", provider.ChatCompletions); err != nil || f.Endpoint() != provider.ChatCompletions {
+		t.Errorf("ForStored(chat) = %v %v", f, err)
+	}
+	if e := registry.EndpointOf100("openai", prompt); e != provider.Completions {
+		t.Errorf("EndpointOf100(prompt) = %q", e)
+	}
+	if e := registry.EndpointOf100("mistral", prompt); e != "" {
+		t.Errorf("EndpointOf100(unknown provider) = %q", e)
+	}
+	if _, err := registry.ForStored("openai", "/v1/images"); err == nil || !strings.Contains(err.Error(), `"/v1/images"`) {
+		t.Errorf("ForStored(unknown endpoint) = %v", err)
+	}
+	if _, err := registry.ForStored("anthropic", provider.ChatCompletions); err == nil {
+		t.Error("an endpoint of another provider must not be found")
+	}
+	// The key follows the stored endpoint: a "prompt" body keyed as chat
+	// differs from the same body keyed as completions.
+	kc, _ := registry.RequestKey("openai", provider.ChatCompletions, prompt, nil, nil)
+	kp, _ := registry.RequestKey("openai", provider.Completions, prompt, nil, nil)
+	if kc == kp {
+		t.Error("the endpoint must be part of the key")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -19,9 +20,12 @@ func mustDecode(t testing.TB, s string) map[string]any {
 	return v.(map[string]any)
 }
 
+// ep is the key endpoint of a request by the format 1.0.0 rule.
+func ep(p string, req map[string]any) provider.Endpoint { return registry.EndpointOf100(p, req) }
+
 func canonicalKeyObject(t testing.TB, p string, req map[string]any) []byte {
 	t.Helper()
-	obj, err := registry.KeyObject(p, req, nil, nil)
+	obj, err := registry.KeyObject(p, ep(p, req), req, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +54,7 @@ func TestFormatDocWorkedKey(t *testing.T) {
 	if got, want := string(canonicalKeyObject(t, "openai", req)), strings.TrimSpace(blocks["worked-key-object"]); got != want {
 		t.Errorf("key object:\n got %s\nwant %s", got, want)
 	}
-	key, _ := registry.RequestKey("openai", req, nil)
+	key, _ := registry.RequestKey("openai", ep("openai", req), req, nil, nil)
 	if want := strings.TrimSpace(blocks["worked-key"]); key != want || rec["id"] != snapshot.IDOf(key) {
 		t.Errorf("key %s, id %v; doc says %s", key, rec["id"], want)
 	}
@@ -65,8 +69,8 @@ func TestRequestKeyNormalization(t *testing.T) {
 	  "messages":[{"role":"user","content":"hi"},
 	   {"role":"assistant","content":null,"tool_calls":[{"id":"call_111","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"call_222","type":"function","function":{"name":"g","arguments":"{}"}}]},
 	   {"role":"tool","tool_call_id":"call_222","content":"2"},{"role":"tool","tool_call_id":"call_111","content":"1"}]}`)
-	ka, _ := registry.RequestKey("openai", a, nil)
-	kb, _ := registry.RequestKey("openai", b, nil)
+	ka, _ := registry.RequestKey("openai", ep("openai", a), a, nil, nil)
+	kb, _ := registry.RequestKey("openai", ep("openai", b), b, nil, nil)
 	if ka != kb {
 		t.Errorf("streaming flags and provider tool-call ids changed the key: %s vs %s", ka, kb)
 	}
@@ -75,19 +79,19 @@ func TestRequestKeyNormalization(t *testing.T) {
 	  "messages":[{"role":"user","content":"hi"},
 	   {"role":"assistant","content":null,"tool_calls":[{"id":"A","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"B","type":"function","function":{"name":"g","arguments":"{}"}}]},
 	   {"role":"tool","tool_call_id":"A","content":"2"},{"role":"tool","tool_call_id":"B","content":"1"}]}`, "\n", "", -1), "\t", "", -1), "  ", "", -1))
-	kc, _ := registry.RequestKey("openai", c, nil)
+	kc, _ := registry.RequestKey("openai", ep("openai", c), c, nil, nil)
 	if kc == ka {
 		t.Error("results swapped between calls must give a different key")
 	}
 	// Anthropic string content and system equal their one-text-block form.
 	s := mustDecode(t, `{"model":"c","max_tokens":9,"temperature":0,"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"x"}]}]}`)
 	bl := mustDecode(t, `{"model":"c","max_tokens":9,"temperature":0,"system":[{"type":"text","text":"be brief"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_9","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"x"}]}]}`)
-	ks, _ := registry.RequestKey("anthropic", s, nil)
-	kbl, _ := registry.RequestKey("anthropic", bl, nil)
+	ks, _ := registry.RequestKey("anthropic", ep("anthropic", s), s, nil, nil)
+	kbl, _ := registry.RequestKey("anthropic", ep("anthropic", bl), bl, nil, nil)
 	if ks != kbl {
 		t.Error("anthropic string content must key like its one-block form")
 	}
-	kh, _ := registry.RequestKey("anthropic", s, map[string]any{"anthropic-version": "2023-06-01"})
+	kh, _ := registry.RequestKey("anthropic", ep("anthropic", s), s, map[string]any{"anthropic-version": "2023-06-01"}, nil)
 	if kh == ks {
 		t.Error("request_headers must join the key")
 	}
@@ -111,7 +115,7 @@ func TestKeyObjectMatchesDocumentedExample(t *testing.T) {
 
 func TestNormalizeStored(t *testing.T) {
 	r := mustDecode(t, `{"model":"m","stop":"END","seed":null,"top_p":null,"messages":[]}`)
-	registry.NormalizeStored("openai", r)
+	registry.NormalizeStored("openai", ep("openai", r), r)
 	if s, ok := r["stop"].([]any); !ok || len(s) != 1 || s[0] != "END" {
 		t.Errorf("stop = %#v", r["stop"])
 	}
@@ -119,7 +123,7 @@ func TestNormalizeStored(t *testing.T) {
 		t.Error("null seed must become absent")
 	}
 	a := mustDecode(t, `{"stop":"x"}`)
-	registry.NormalizeStored("anthropic", a)
+	registry.NormalizeStored("anthropic", ep("anthropic", a), a)
 	if _, ok := a["stop"].(string); !ok {
 		t.Error("anthropic has no stop field mapping")
 	}
@@ -128,11 +132,11 @@ func TestNormalizeStored(t *testing.T) {
 func TestLineage(t *testing.T) {
 	first := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"}]}`)
 	second := mustDecode(t, `{"model":"m","temperature":0,"seed":1,"max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`)
-	if _, _, ok, _ := registry.Lineage("openai", first, nil); ok {
+	if _, _, ok, _ := registry.Lineage("openai", ep("openai", first), first, nil, nil); ok {
 		t.Error("first turn has no lineage")
 	}
-	parent, turn, ok, err := registry.Lineage("openai", second, nil)
-	k1, _ := registry.RequestKey("openai", first, nil)
+	parent, turn, ok, err := registry.Lineage("openai", ep("openai", second), second, nil, nil)
+	k1, _ := registry.RequestKey("openai", ep("openai", first), first, nil, nil)
 	if err != nil || !ok || parent != snapshot.IDOf(k1) || turn != 2 {
 		t.Errorf("lineage = %s %d %v %v, want %s 2", parent, turn, ok, err, snapshot.IDOf(k1))
 	}

@@ -24,6 +24,8 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
 	"github.com/traceforge/traceforge/internal/provider/openai/completions"
+	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
+	"github.com/traceforge/traceforge/internal/provider/openai/responses"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -36,6 +38,8 @@ var formats = []provider.Format{
 	chat.New(),
 	completions.New(),
 	messages.New(),
+	responses.New(),
+	embeddings.New(),
 }
 
 // Formats returns the registered formats in lookup order. The slice must not
@@ -44,7 +48,7 @@ func Formats() []provider.Format { return formats }
 
 // Route returns the format that owns an HTTP call and its key endpoint. Any
 // path prefix is allowed (base URLs keep their path); a query string or
-// fragment is ignored. Unowned calls (embeddings in format 1.0.0, GET
+// fragment is ignored. Unowned calls (moderations, images, GET
 // routes, …) are ok=false.
 func Route(method, path string) (provider.Format, provider.Endpoint, bool) {
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
@@ -89,11 +93,13 @@ func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
 	return nil
 }
 
-// ForRecord returns the format of a stored request of provider p (a
-// snapshot folder name): the first of p's formats whose OwnsRecord accepts
-// it, else p's default format (DESIGN §11 "Keys and lookups": openai +
-// "messages" → chat, openai + "prompt" → completions, anthropic →
-// messages). nil for an unknown provider.
+// ForRecord returns the format of a stored format 1.0.0 request of
+// provider p (a snapshot folder name), whose record has no endpoint: the
+// first of p's formats whose OwnsRecord accepts it, else p's default format
+// (DESIGN §11 "Keys and lookups": openai + "messages" → chat, openai +
+// "prompt" → completions, anthropic → messages). Only the migration to
+// 1.1.0 uses it; 1.1.0 records name their format by their stored endpoint
+// (Lookup). nil for an unknown provider.
 func ForRecord(p string, request map[string]any) provider.Format {
 	var first provider.Format
 	for _, f := range formats {
@@ -108,6 +114,29 @@ func ForRecord(p string, request map[string]any) provider.Format {
 		}
 	}
 	return first
+}
+
+// EndpointOf100 is the key endpoint of a format 1.0.0 record (DESIGN §4,
+// §11): derived from its provider and body, the rule snapshot migrate uses
+// to add the endpoint field. "" for an unknown provider.
+func EndpointOf100(p string, request map[string]any) provider.Endpoint {
+	if f := ForRecord(p, request); f != nil {
+		return f.Endpoint()
+	}
+	return ""
+}
+
+// ForStored returns the format of a stored record: the format of its
+// provider that owns its key endpoint (Lookup), or an error naming both
+// when none does.
+func ForStored(p string, e provider.Endpoint) (provider.Format, error) {
+	if f := Lookup(provider.Name(p), e); f != nil {
+		return f, nil
+	}
+	if ForProvider(provider.Name(p)) == nil {
+		return nil, fmt.Errorf("unknown provider %q", p)
+	}
+	return nil, fmt.Errorf("endpoint %q is not one of the %s endpoints this traceforge knows", e, p)
 }
 
 // ErrorFormat returns the format whose error shape suits a request that may
@@ -130,12 +159,18 @@ func ErrorFormat(r *http.Request) provider.Format {
 // stored normalization applied, the stored headers, and the key. Errors wrap
 // provider.ErrNotLLMCall or provider.ErrBadRequest.
 //
-// The key is the stored request's (RequestKey): in format 1.0.0 its endpoint
-// is derived from the body (ForRecord, DESIGN §11), exactly as verify
-// recomputes it from the file, even when the route said otherwise (a
-// "messages" body posted to /v1/completions keys as chat). Format 1.1.0
-// stores the route's endpoint instead.
+// The key is the stored request's (RequestKey) with the route's endpoint,
+// which format 1.1.0 stores in the record (DESIGN §12.2): no endpoint is
+// guessed from the body.
 func Parse(method, path string, header http.Header, body []byte) (*provider.Request, error) {
+	return ParseWith(method, path, header, body, nil)
+}
+
+// ParseWith is Parse with a KeyContext for the key (record and replay
+// resolve Responses chains through it, and the project's declared key
+// normalizers travel in kc.Normalize: Request.KeyNormalizers names those
+// that changed the key); kc may be nil.
+func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
@@ -154,7 +189,7 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
-	req.Key, err = RequestKey(string(req.Provider), m, req.Headers)
+	req.Key, req.KeyNormalizers, err = Key(string(req.Provider), e, m, req.Headers, kc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
@@ -164,7 +199,10 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 // ParseHTTP reads r's body (the caller caps its size, e.g. with serve.Guard)
 // and parses it. The body is consumed. A body over the cap wraps
 // provider.ErrTooLarge.
-func ParseHTTP(r *http.Request) (*provider.Request, error) {
+func ParseHTTP(r *http.Request) (*provider.Request, error) { return ParseHTTPWith(r, nil) }
+
+// ParseHTTPWith is ParseHTTP with a KeyContext (see ParseWith).
+func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request, error) {
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
@@ -178,14 +216,15 @@ func ParseHTTP(r *http.Request) (*provider.Request, error) {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
 	}
-	return Parse(r.Method, r.URL.Path, r.Header, body)
+	return ParseWith(r.Method, r.URL.Path, r.Header, body, kc)
 }
 
-// NormalizeStored applies the stored normalization of the request's format
-// in place (DESIGN §11); for an unknown provider only explicit nulls on
-// optional fields are dropped.
-func NormalizeStored(p string, request map[string]any) {
-	if f := ForRecord(p, request); f != nil {
+// NormalizeStored applies the stored normalization of the format of a
+// stored request (provider p, key endpoint e) in place (DESIGN §11); when no
+// format owns the endpoint only explicit nulls on optional fields are
+// dropped.
+func NormalizeStored(p string, e provider.Endpoint, request map[string]any) {
+	if f := Lookup(provider.Name(p), e); f != nil {
 		f.NormalizeStored(request)
 		return
 	}
@@ -193,45 +232,79 @@ func NormalizeStored(p string, request map[string]any) {
 }
 
 // KeyObject builds the key object {"provider", "endpoint", "request"[,
-// "headers"]} of a stored request (DESIGN §4): the format's key endpoint and
-// its key-only normalization applied to a copy of the request. kc may be
-// nil. Unknown providers are an error.
-func KeyObject(p string, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
-	f := ForRecord(p, request)
-	if f == nil {
-		return nil, fmt.Errorf("unknown provider %q", p)
+// "headers"]} of a stored request (DESIGN §4): the stored key endpoint and
+// the key-only normalization of its format applied to a copy of the
+// request, then the declared key normalizers of kc.Normalize (DESIGN
+// §12.3, §12.9 item 3: after the built-in rules, never on headers). kc may
+// be nil. A provider or endpoint no format owns is an error.
+func KeyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, error) {
+	obj, _, err := keyObject(p, e, request, headers, kc)
+	return obj, err
+}
+
+func keyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, []string, error) {
+	f, err := ForStored(p, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	kr := f.KeyRequest(request, kc)
+	var applied []string
+	if kc != nil && kc.Normalize != nil {
+		kr, applied = kc.Normalize.NormalizeKey(kr)
 	}
 	obj := map[string]any{
 		"provider": p,
-		"endpoint": string(f.Endpoint()),
-		"request":  f.KeyRequest(request, kc),
+		"endpoint": string(e),
+		"request":  kr,
 	}
 	if len(headers) > 0 {
 		obj["headers"] = headers
 	}
-	return obj, nil
+	return obj, applied, nil
 }
 
 // RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
-// object.
-func RequestKey(p string, request map[string]any, headers map[string]any) (string, error) {
-	obj, err := KeyObject(p, request, headers, nil)
+// object. kc may be nil.
+func RequestKey(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, error) {
+	key, _, err := Key(p, e, request, headers, kc)
+	return key, err
+}
+
+// Key is RequestKey plus the names of the declared key normalizers
+// (kc.Normalize) that changed the key: a record's key_normalizers, nil when
+// none did.
+func Key(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, []string, error) {
+	obj, applied, err := keyObject(p, e, request, headers, kc)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	b, err := snapshot.Canonical(obj)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:]), applied, nil
 }
 
-// Lineage computes a record's lineage from its request alone (DESIGN §11):
-// when messages hold an assistant message, the parent is this request with
-// messages cut just before the last assistant message, and turn is the
-// number of assistant messages + 1. ok is false when there is no lineage.
-func Lineage(p string, request map[string]any, headers map[string]any) (parentID string, turn int, ok bool, err error) {
+// Lineage computes a record's lineage from its request (DESIGN §11): the
+// format's own rule when it has one (provider.Lineager: Responses chains and
+// input items), else the chat rule — when messages hold an assistant
+// message, the parent is this request with messages cut just before the
+// last assistant message, and turn is the number of assistant messages + 1.
+// ok is false when there is no lineage. kc may be nil.
+func Lineage(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (parentID string, turn int, ok bool, err error) {
+	parentOf := func(cut map[string]any) (string, error) {
+		key, err := RequestKey(p, e, cut, headers, kc)
+		if err != nil {
+			return "", fmt.Errorf("lineage: %w", err)
+		}
+		return snapshot.IDOf(key), nil
+	}
+	if f, ferr := ForStored(p, e); ferr == nil {
+		if l, ok := f.(provider.Lineager); ok {
+			return l.Lineage(request, kc, parentOf)
+		}
+	}
 	msgs, _ := request["messages"].([]any)
 	last, count := -1, 0
 	for i, m := range msgs {
@@ -245,30 +318,42 @@ func Lineage(p string, request map[string]any, headers map[string]any) (parentID
 	}
 	parent := maps.Clone(request)
 	parent["messages"] = append([]any(nil), msgs[:last]...)
-	key, err := RequestKey(p, parent, headers)
+	id, err := parentOf(parent)
 	if err != nil {
-		return "", 0, false, fmt.Errorf("lineage: %w", err)
+		return "", 0, false, err
 	}
-	return snapshot.IDOf(key), count + 1, true, nil
+	return id, count + 1, true, nil
 }
 
 // NewRecord assembles a complete record value (snapshot.NewRecord) with the
 // id and lineage computed from the request. The request must already carry
-// the stored normalization. It returns the record and its full key.
-func NewRecord(p string, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response) (map[string]any, string, error) {
-	key, err := RequestKey(p, request, headers)
+// the stored normalization. kc may be nil; the names of the declared key
+// normalizers that changed the key are stored as key_normalizers (omitted
+// when none did). It returns the record and its full key.
+func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response, kc *provider.KeyContext) (map[string]any, string, error) {
+	key, applied, err := Key(p, e, request, headers, kc)
 	if err != nil {
 		return nil, "", err
 	}
 	var lin *snapshot.Lineage
-	if parent, turn, ok, err := Lineage(p, request, headers); err != nil {
+	if parent, turn, ok, err := Lineage(p, e, request, headers, kc); err != nil {
 		return nil, "", err
 	} else if ok {
 		lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
 	}
-	rec, err := snapshot.NewRecord(key, lin, at, src, request, headers, resp)
+	rec, err := snapshot.NewRecord(key, string(e), lin, at, src, request, headers, resp)
 	if err != nil {
 		return nil, "", err
+	}
+	if len(applied) > 0 {
+		names := make([]any, len(applied))
+		for i, n := range applied {
+			names[i] = n
+		}
+		rec["key_normalizers"] = names
+		if err := snapshot.Rehash(rec); err != nil {
+			return nil, "", err
+		}
 	}
 	return rec, key, nil
 }

@@ -191,5 +191,8 @@ func (Format) ErrorType(status int) string {
 // MissError is not_found_error (Anthropic errors have no code).
 func (Format) MissError() (typ, code string) { return "not_found_error", "" }
 
-// RequestSchema is the Messages request definition.
-func (Format) RequestSchema() string { return "#/$defs/anthropicRequest" }
+// Determinism: temperature 0; the Messages API has no seed.
+func (Format) Determinism() (temperature, seed string) { return "/temperature", "" }
+
+// RecordSchema is the Messages record definition.
+func (Format) RecordSchema() string { return "#/$defs/messagesRecord" }

@@ -59,5 +59,5 @@ func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[str
 	return r
 }
 
-// RequestSchema is the chat request definition.
-func (Format) RequestSchema() string { return "#/$defs/chatShape" }
+// RecordSchema is the chat record definition.
+func (Format) RecordSchema() string { return "#/$defs/chatRecord" }

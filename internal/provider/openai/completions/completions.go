@@ -46,5 +46,5 @@ func (Format) KeyRequest(request map[string]any, _ *provider.KeyContext) map[str
 	return provider.WithoutStream(request)
 }
 
-// RequestSchema is the completions request definition.
-func (Format) RequestSchema() string { return "#/$defs/completionsShape" }
+// RecordSchema is the completions record definition.
+func (Format) RecordSchema() string { return "#/$defs/completionsRecord" }
