@@ -14,8 +14,8 @@ import (
 // note; a turn that is not the parent's + 1 is an error.
 func TestChainFindings(t *testing.T) {
 	snap := func(rel, id, respID, chainedFrom, parent string, turn int) *Snapshot {
-		return &Snapshot{Rel: rel, ResponseID: respID, ChainedFrom: chainedFrom,
-			Record: &snapshot.Record{ID: id, ParentID: parent, Turn: turn}}
+		// A lean snapshot (Options.Slim): no record, only what chains need.
+		return &Snapshot{Rel: rel, ID: id, ParentID: parent, Turn: turn, ResponseID: respID, ChainedFrom: chainedFrom}
 	}
 	root := snap("openai/aaaaaaaaaaaa.json", "aaaaaaaaaaaa", "resp_1", "", "", 0)
 	cases := []struct {

@@ -25,25 +25,33 @@ type Options struct {
 	// CanMigrate reports whether a registered migration path leads from
 	// version to the current one (set by the migrate package's user).
 	CanMigrate func(version string) bool
-	// Slim keeps only each record's metadata (snapshot.Record.Slim) once it
-	// is checked: for static verification, whose memory must not grow with
-	// the size of the snapshots. Replay, record and list need full records.
+	// Slim keeps only what a static verification reports once a file is
+	// checked (Snapshot.lean: file, id, key, hashes, the policy exception):
+	// its memory must not grow with the size of the snapshots. Replay,
+	// record and list need full records.
 	Slim bool
 }
 
 // Snapshot is one checked snapshot file.
 type Snapshot struct {
-	Rel       string // <provider>/<id>.json
-	Provider  string
-	Key       string // full request key recomputed from the record
-	FileHash  string // the stored combined hash of the file
+	Rel      string // <provider>/<id>.json
+	Provider string
+	ID       string // the record's id (Record.ID)
+	ParentID string // the record's lineage (Record.ParentID, Turn)
+	Turn     int
+	Key      string // full request key recomputed from the record
+	FileHash string // the stored combined hash of the file
+	// Record is the checked record; in a lean set (Options.Slim) it is nil
+	// unless a policy exception applies, and then holds only the id and
+	// the model the exception matched.
 	Record    *snapshot.Record
 	Exception *Exception // policy exception applied, if any
 	Errors    int        // error findings about this file
 	// ResponseID is the "id" of the stored response body and ChainedFrom
 	// the request's previous_response_id when the record is chained by it
 	// (has lineage); both "" otherwise. CheckSet compares them across the
-	// set (DESIGN §12.9 item 5); they survive Slim.
+	// set (DESIGN §12.9 item 5); they survive Slim, like ID, ParentID and
+	// Turn.
 	ResponseID, ChainedFrom string
 }
 
@@ -151,7 +159,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	}
 	recV := doc["snapshots"].([]any)[0].(map[string]any)
 	rec := snapshot.RecordFromValue(provider, recV)
-	s := &Snapshot{Provider: provider, Record: rec}
+	s := &Snapshot{Provider: provider, ID: rec.ID, ParentID: rec.ParentID, Turn: rec.Turn, Record: rec}
 	s.ResponseID, _ = rec.Response.Body["id"].(string)
 	if prev, ok := rec.Request["previous_response_id"].(string); ok && rec.ParentID != "" {
 		s.ChainedFrom = prev
@@ -185,6 +193,22 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
+}
+
+// lean returns the part of a checked snapshot a static verification keeps
+// (Options.Slim): file, provider, id, key, file hash, error count and the
+// policy exception; the record only when an exception applies, holding the
+// id and the model the exception matched (the report names it).
+func (s *Snapshot) lean() *Snapshot {
+	c := *s
+	c.Record = nil
+	if s.Exception != nil {
+		c.Record = &snapshot.Record{Provider: s.Record.Provider, ID: s.Record.ID}
+		if m, ok := s.Record.Request["model"]; ok {
+			c.Record.Request = map[string]any{"model": m}
+		}
+	}
+	return &c
 }
 
 // recordSchema returns the record definition of the format that owns the

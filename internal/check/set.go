@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
@@ -89,6 +90,18 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 		res.Findings = append(res.Findings, legacyFinding(st, snapshot.LegacyName, haveManifest || len(files) > 0, opts))
 	}
 
+	// The manifest is read and parsed while the files are checked: its
+	// decoded document is garbage before the checked set has grown, so a
+	// large set does not hold both at once.
+	var parsed parsedManifest
+	parsedDone := make(chan struct{})
+	go func() {
+		defer close(parsedDone)
+		if haveManifest {
+			parsed = readManifest(st, opts)
+		}
+	}()
+
 	// Check files concurrently; results keep the sorted order.
 	type out struct {
 		s  *Snapshot
@@ -96,13 +109,21 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 	}
 	results := make([]out, len(files))
 	var wg sync.WaitGroup
-	next := make(chan int)
-	workers := runtime.GOMAXPROCS(0)
+	// Workers take the next file from a shared counter (no hand-off through
+	// a channel, which costs a scheduling round-trip per file); there are
+	// more of them than CPUs so that one blocked in a read leaves work for
+	// the CPU it was using.
+	var next atomic.Int64
+	workers := min(4*runtime.GOMAXPROCS(0), max(len(files), 1))
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
 				e := files[i]
 				data, err := st.ReadRel(e.Rel, snapshot.MaxSnapshotFileSize)
 				if err != nil {
@@ -111,16 +132,12 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 				}
 				s, fs := CheckBytes(e.Rel, data, opts)
 				if s != nil && opts.Slim {
-					s.Record = s.Record.Slim()
+					s = s.lean()
 				}
 				results[i] = out{s, fs}
 			}
 		}()
 	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	fileHash := map[string]string{}
 	for rel := range linked {
@@ -139,7 +156,7 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 	// id collisions across provider folders.
 	byID := map[string][]*Snapshot{}
 	for _, s := range res.Snapshots {
-		byID[s.Record.ID] = append(byID[s.Record.ID], s)
+		byID[s.ID] = append(byID[s.ID], s)
 	}
 	for id, ss := range byID {
 		if len(ss) > 1 && ss[0].Key != ss[1].Key {
@@ -150,7 +167,8 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 	}
 
 	res.Findings = append(res.Findings, chainFindings(res.Snapshots)...)
-	res.Findings = append(res.Findings, checkManifest(st, res, haveManifest, fileHash, keep, opts)...)
+	<-parsedDone
+	res.Findings = append(res.Findings, checkManifest(res, haveManifest, parsed, fileHash, keep)...)
 	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].File < res.Findings[j].File })
 	return res, nil
 }
@@ -198,7 +216,25 @@ func legacyFinding(st *snapshot.Store, file string, haveNew bool, opts Options) 
 		Fix:     "re-record all snapshots"}
 }
 
-func checkManifest(st *snapshot.Store, res *SetResult, have bool, fileHash map[string]string, keep Filter, opts Options) finding.Findings {
+// parsedManifest is the manifest read and parsed on its own (ParseManifest).
+type parsedManifest struct {
+	m  *snapshot.Manifest
+	fs finding.Findings
+}
+
+// readManifest reads and parses the set's manifest.
+func readManifest(st *snapshot.Store, opts Options) parsedManifest {
+	data, err := st.ReadRel(snapshot.ManifestName, snapshot.MaxManifestSize)
+	if err != nil {
+		return parsedManifest{fs: finding.Findings{readFinding(snapshot.ManifestName, err)}}
+	}
+	m, fs := ParseManifest(snapshot.ManifestName, data, opts)
+	return parsedManifest{m, fs}
+}
+
+// checkManifest checks the parsed manifest against the files (fileHash:
+// rel → the file's stored hash, "" when the file is not valid).
+func checkManifest(res *SetResult, have bool, parsed parsedManifest, fileHash map[string]string, keep Filter) finding.Findings {
 	if !have {
 		if res.Files == 0 && len(res.Findings) > 0 {
 			return nil // e.g. a legacy set: the version finding says it all
@@ -206,12 +242,7 @@ func checkManifest(st *snapshot.Store, res *SetResult, have bool, fileHash map[s
 		return finding.Findings{{File: snapshot.ManifestName, Rule: RuleManifestMissing, Severity: finding.Error,
 			Message: "manifest.json is missing", Fix: "run: traceforge snapshot reindex"}}
 	}
-	data, err := st.ReadRel(snapshot.ManifestName, snapshot.MaxManifestSize)
-	if err != nil {
-		f := readFinding(snapshot.ManifestName, err)
-		return finding.Findings{f}
-	}
-	m, fs := ParseManifest(snapshot.ManifestName, data, opts)
+	m, fs := parsed.m, parsed.fs
 	if m == nil {
 		return fs
 	}
@@ -269,8 +300,8 @@ func checkManifest(st *snapshot.Store, res *SetResult, have bool, fileHash map[s
 func chainFindings(snaps []*Snapshot) finding.Findings {
 	byID := map[string]*Snapshot{}
 	for _, s := range snaps {
-		if old, ok := byID[s.Record.ID]; !ok || s.Rel < old.Rel {
-			byID[s.Record.ID] = s
+		if old, ok := byID[s.ID]; !ok || s.Rel < old.Rel {
+			byID[s.ID] = s
 		}
 	}
 	var fs finding.Findings
@@ -279,14 +310,14 @@ func chainFindings(snaps []*Snapshot) finding.Findings {
 			continue
 		}
 		const ptr = "/snapshots/0/lineage/parent_id"
-		parent := byID[s.Record.ParentID]
+		parent := byID[s.ParentID]
 		switch {
 		case parent == nil:
 			fs = append(fs, finding.Finding{File: s.Rel, Pointer: ptr, Rule: RuleLineage, Severity: finding.Note,
-				Message: fmt.Sprintf("the parent snapshot %s of this chained call (previous_response_id %s) is not in the set", s.Record.ParentID, s.ChainedFrom)})
-		case max(parent.Record.Turn, 1)+1 != s.Record.Turn:
+				Message: fmt.Sprintf("the parent snapshot %s of this chained call (previous_response_id %s) is not in the set", s.ParentID, s.ChainedFrom)})
+		case max(parent.Turn, 1)+1 != s.Turn:
 			fs = append(fs, finding.Finding{File: s.Rel, Pointer: "/snapshots/0/lineage/turn", Rule: RuleLineage, Severity: finding.Error,
-				Message: fmt.Sprintf("lineage turn is %d, but the parent %s is turn %d", s.Record.Turn, parent.Rel, max(parent.Record.Turn, 1)),
+				Message: fmt.Sprintf("lineage turn is %d, but the parent %s is turn %d", s.Turn, parent.Rel, max(parent.Turn, 1)),
 				Fix:     "re-record the conversation in one run"})
 		case parent.ResponseID != s.ChainedFrom:
 			fs = append(fs, finding.Finding{File: s.Rel, Pointer: "/snapshots/0/request/previous_response_id", Rule: RuleLineage, Severity: finding.Note,

@@ -211,6 +211,9 @@ func verifyRun(o *verifyOptions) error {
 	if err := proj.Require("record snapshots first (traceforge record -- <command>), or point --dir at the folder"); err != nil {
 		return projectErr(err)
 	}
+	if staticOnly {
+		defer staticGC(o.IO.Getenv)()
+	}
 	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly})
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")

@@ -47,7 +47,8 @@ func BenchmarkReadEntry(b *testing.B) {
 // per parent pair), reported per snapshot and with the heap in use after
 // the load. N is 1,000 unless TRACEFORGE_LEDGER_N says otherwise;
 // TRACEFORGE_LEDGER_DIR reuses a set generated earlier (make bench caches
-// its sets in $TMPDIR/traceforge-bench/g1-<N>/.ai-snapshots).
+// its sets in $TMPDIR/traceforge-bench/<gen.Version>-<N>/.ai-snapshots,
+// e.g. g1-1.1.0-10000).
 func BenchmarkLedgerSet(b *testing.B) {
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("TRACEFORGE_LEDGER_N")); err == nil && v > 0 {

@@ -306,3 +306,61 @@ func readManifest(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// Concurrent calls through one LockPerCommit recorder are committed as a
+// group: while another process holds the lock, the calls queue; once it is
+// released, one lock hold writes them all and merges the manifest once, and
+// every call still returns only after its file is on disk.
+func TestLockPerCommitGroupCommit(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	st := &snapshot.Store{Dir: dir}
+	p := newProxy(t, dir, fake, shared)
+	p.do("/v1/chat/completions", openaiChat("First"), nil)
+	_, before := record.CommitQueue(p.rec)
+
+	unlock, err := st.LockWait(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 12
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := send(p.srv.URL+"/v1/chat/completions", openaiChat(fmt.Sprintf("Grouped question %d", i)), nil)
+			if err != nil || r.status != 200 {
+				t.Errorf("call %d: %v %d", i, err, r.status)
+				return
+			}
+			// The answer arrived: the file is on disk already.
+			if n := len(snapshots(t, dir)); n < 2 {
+				t.Errorf("call %d answered with %d files on disk", i, n)
+			}
+		}()
+	}
+	// The first call waits for the lock; the others queue behind it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if q, _ := record.CommitQueue(p.rec); q == calls-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			q, _ := record.CommitQueue(p.rec)
+			t.Fatalf("only %d of %d calls queued for the commit", q, calls-1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	unlock()
+	wg.Wait()
+	if _, after := record.CommitQueue(p.rec); after-before != 2 {
+		t.Errorf("%d concurrent calls took %d commit groups, want 2 (the one waiting for the lock, then the rest together)", calls, after-before)
+	}
+	if s := p.finish(); s.Failed() || s.Recorded != calls+1 {
+		t.Fatalf("want %d recorded:\n%s", calls+1, summaryText(s))
+	}
+	if set := verifySet(t, dir); len(set.Manifest.Entries) != calls+1 {
+		t.Errorf("manifest lists %d entries, want %d", len(set.Manifest.Entries), calls+1)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/schema"
@@ -113,7 +114,8 @@ func (s runStorage) flush(force bool) error {
 }
 
 // sharedStorage is the Go transport's storage: the lock is taken per
-// commit. pending and repair are guarded by Recorder.mu.
+// commit. pending and repair are guarded by Recorder.mu; concurrent
+// commits share one lock hold, folder fsync and manifest merge (write).
 type sharedStorage struct {
 	r *Recorder
 	// pending: entries written but not yet merged into the manifest on
@@ -121,6 +123,12 @@ type sharedStorage struct {
 	// (valid files it does not list).
 	pending map[string]snapshot.ManifestEntry
 	repair  bool
+	// qmu guards the group commit: writes waiting for it (queue) and
+	// whether a caller is committing them (committing).
+	qmu        sync.Mutex
+	queue      []*commitJob
+	committing bool
+	groups     int // commit groups so far (tests)
 }
 
 // load takes the lock while the set is read: another process may be in the
@@ -179,13 +187,86 @@ func (e *collisionError) Error() string {
 // set's lock, after checking that no other recorder took the id since this
 // one read the set. A manifest that cannot be written is retried at the next
 // commit and at Finish (the file itself is written).
+//
+// Concurrent writes are committed as a group: the first caller takes the
+// lock for everyone waiting, the files are written in parallel (sharing the
+// folder fsync, snapshot.WriteAtomic), the manifest is merged once, then the
+// lock is released. Each caller returns once its own file is on disk.
 func (s *sharedStorage) write(e snapshot.ManifestEntry, key string, data []byte) error {
+	j := &commitJob{entry: e, key: key, data: data, done: make(chan struct{})}
+	s.qmu.Lock()
+	s.queue = append(s.queue, j)
+	lead := !s.committing
+	s.committing = true
+	s.qmu.Unlock()
+	if lead {
+		s.commitQueued()
+	}
+	<-j.done
+	return j.err
+}
+
+// commitJob is one snapshot file waiting for a group commit.
+type commitJob struct {
+	entry snapshot.ManifestEntry
+	key   string
+	data  []byte
+	err   error
+	done  chan struct{}
+}
+
+// commitQueued commits groups of queued writes until the queue is empty.
+func (s *sharedStorage) commitQueued() {
+	for {
+		s.qmu.Lock()
+		jobs := s.queue
+		s.queue = nil
+		if len(jobs) == 0 {
+			s.committing = false
+			s.qmu.Unlock()
+			return
+		}
+		s.groups++
+		s.qmu.Unlock()
+		s.commitGroup(jobs)
+		for _, j := range jobs {
+			close(j.done)
+		}
+	}
+}
+
+// commitGroup writes jobs under one hold of the set's lock and merges their
+// manifest entries once.
+func (s *sharedStorage) commitGroup(jobs []*commitJob) {
 	r := s.r
 	unlock, err := r.store.LockWait(r.lockTimeout())
 	if err != nil {
-		return fmt.Errorf("cannot lock %s: %w", r.display, err)
+		for _, j := range jobs {
+			j.err = fmt.Errorf("cannot lock %s: %w", r.display, err)
+		}
+		return
 	}
 	defer unlock()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.err = s.writeLocked(j.entry, j.key, j.data)
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err == nil {
+			s.merge()
+			return
+		}
+	}
+}
+
+// writeLocked writes one file of a group; the lock is held.
+func (s *sharedStorage) writeLocked(e snapshot.ManifestEntry, key string, data []byte) error {
+	r := s.r
 	for _, p := range snapshot.Providers {
 		rel := snapshot.RelPath(p, e.ID)
 		b, err := r.store.ReadRel(rel, snapshot.MaxSnapshotFileSize)
@@ -202,7 +283,6 @@ func (s *sharedStorage) write(e snapshot.ManifestEntry, key string, data []byte)
 	r.mu.Lock()
 	s.pending[e.File] = e
 	r.mu.Unlock()
-	s.merge()
 	return nil
 }
 

@@ -64,24 +64,6 @@ type Record struct {
 	Raw            map[string]any
 }
 
-// Slim returns a copy of r without the request and response bodies: the
-// fields reports, listings and sharding need (id, timestamp, source, model,
-// response counts and finish reason, lineage, hash) — not even the content. Static verification keeps only this, so
-// its memory does not grow with what the snapshots hold.
-func (r *Record) Slim() *Record {
-	c := *r
-	c.Raw = nil
-	c.Request = nil
-	if m, ok := r.Request["model"]; ok {
-		c.Request = map[string]any{"model": m}
-	}
-	c.Response.Content = ""
-	c.Response.ToolCalls = nil
-	c.Response.Usage = nil
-	c.Response.Body = nil
-	return &c
-}
-
 // RelPath is the record's file path inside the set: <provider>/<id>.json.
 func RelPath(provider, id string) string { return provider + "/" + id + ".json" }
 

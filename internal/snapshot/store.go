@@ -212,6 +212,8 @@ var (
 // WriteAtomic writes data to rel (validated by the caller) through a hidden
 // temp file in the same folder: write, fsync, rename, fsync the folder. On
 // any error the temp file is removed and the old file is untouched.
+// Concurrent calls share the folder fsync (groupSyncDir); each returns once
+// its own rename is on disk.
 func (s *Store) WriteAtomic(rel string, data []byte) error {
 	if strings.Contains(rel, "..") || strings.HasPrefix(rel, "/") {
 		return fmt.Errorf("%s: %w", rel, ErrBadPath)
@@ -251,7 +253,7 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", target, err)
 	}
-	return syncDir(dir)
+	return groupSyncDir(dir)
 }
 
 // SyncDir fsyncs a folder so that a rename into it survives a crash.
