@@ -26,3 +26,20 @@ func staticGC(getenv func(string) string) (restore func()) {
 		debug.SetMemoryLimit(oldLimit)
 	}
 }
+
+// ledgerMemLimit is the soft memory limit of snapshot tree and stats: their
+// live heap is small (~0.5 KB per snapshot: 49 MB at 100k) but the lean read
+// allocates per file, so with the default settings the heap peaked at four
+// times that (200 MB RSS at 100k); under this limit the collector runs
+// before the garbage piles up (125 MB RSS at 100k, same wall time).
+const ledgerMemLimit = 100 << 20
+
+// ledgerGC applies ledgerMemLimit unless the user set GOGC or GOMEMLIMIT,
+// and returns a func restoring the previous limit.
+func ledgerGC(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(ledgerMemLimit)
+	return func() { debug.SetMemoryLimit(old) }
+}

@@ -40,3 +40,27 @@ func TestStaticGCSettings(t *testing.T) {
 		restore()
 	}
 }
+
+// snapshot tree and stats run under a soft memory limit, put it back, and
+// leave the runtime alone when the user set GOGC or GOMEMLIMIT.
+func TestLedgerGCSettings(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	beforeLimit := debug.SetMemoryLimit(-1)
+	restore := ledgerGC(getenv)
+	if got := debug.SetMemoryLimit(-1); got != ledgerMemLimit {
+		t.Errorf("memory limit %d during tree/stats, want %d", got, ledgerMemLimit)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != beforeLimit {
+		t.Errorf("memory limit %d after, want %d restored", got, beforeLimit)
+	}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		env = map[string]string{k: "200"}
+		restore := ledgerGC(getenv)
+		if got := debug.SetMemoryLimit(-1); got != beforeLimit {
+			t.Errorf("with %s set the memory limit changed to %d", k, got)
+		}
+		restore()
+	}
+}

@@ -62,6 +62,7 @@ func statsRun(o *statsOptions) error {
 	if o.Format != "text" && o.Format != "json" {
 		return usageErr("use --format text or --format json", "unknown --format %q", o.Format)
 	}
+	defer ledgerGC(o.IO.Getenv)()
 	tally := ledger.NewTally(o.By)
 	l, err := readLedger(o.Factory, ledger.ReadOptions{}, tally.Add)
 	if err != nil {

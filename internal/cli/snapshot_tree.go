@@ -60,6 +60,7 @@ func treeRun(o *treeOptions) error {
 	if o.ID != "" && !snapshot.ValidID(id) {
 		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
 	}
+	defer ledgerGC(o.IO.Getenv)()
 	var entries []ledger.Entry
 	l, err := readLedger(o.Factory, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) { entries = append(entries, *e) })
 	if err != nil {
