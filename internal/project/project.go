@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultDir is the snapshot folder's name under the project root.
-const DefaultDir = ".ai-snapshots"
+const DefaultDir = snapshot.DefaultDir
 
 // ErrNoFolder means the snapshot folder does not exist (Project.Require).
 var ErrNoFolder = errors.New("snapshot folder does not exist")

@@ -44,8 +44,6 @@ const (
 	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
 )
 
-// DefaultDir is the snapshot folder used when Config.Dir is empty.
-const DefaultDir = ".ai-snapshots"
 
 // DefaultManifestInterval is the most often the manifest is rewritten
 // while calls are recorded (DESIGN §11 "Record lifecycle").
@@ -248,7 +246,7 @@ func New(cfg Config) (*Recorder, error) {
 	r.totals = ledger.NewTotals(prices)
 	dir := cfg.Dir
 	if dir == "" {
-		dir = DefaultDir
+		dir = snapshot.DefaultDir
 	}
 	r.store = &snapshot.Store{Dir: dir}
 	r.display = cfg.Display

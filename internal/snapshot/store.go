@@ -14,6 +14,10 @@ import (
 	"syscall"
 )
 
+// DefaultDir is the snapshot folder's name under the project root, used when
+// no folder is named (--dir, record.Config.Dir, the Go transport).
+const DefaultDir = ".ai-snapshots"
+
 // Size caps for untrusted files (DESIGN §10).
 const (
 	MaxSnapshotFileSize = 64 << 20
