@@ -190,6 +190,23 @@ func upgradeFile(p string, data []byte) ([]byte, string, *upgradeError) {
 	return out, oldDoc["hash"].(string), nil
 }
 
+// UpgradeFile returns the bytes one snapshot file of provider p would have
+// after `snapshot migrate --from 1.0.0 --to 1.1.0` (a file already at 1.1.0
+// comes back as it is, re-encoded). The stored hashes must hold; nothing is
+// written. traceforge diff uses it to compare a set at a revision from
+// before the upgrade with the work tree.
+func UpgradeFile(p string, data []byte) ([]byte, error) {
+	out, _, uerr := upgradeFile(p, data)
+	if uerr != nil {
+		msg := uerr.msg
+		if uerr.pointer != "" {
+			msg = uerr.pointer + ": " + msg
+		}
+		return nil, fmt.Errorf("%s [%s]", msg, uerr.rule)
+	}
+	return out, nil
+}
+
 func sortedEntryFiles(m map[string]snapshot.ManifestEntry) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

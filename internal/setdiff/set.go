@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/migrate"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -180,6 +182,13 @@ func (g Git) Read(ctx context.Context, rev, dir, display string, opts check.Opti
 			return nil, fmt.Errorf("git cat-file: %w", err)
 		}
 		sn, fs := check.CheckBytes(b.rel, data[:size], opts)
+		if sn == nil && previousVersion(data[:size]) {
+			// A set from before the 1.1.0 upgrade: compare it as
+			// `snapshot migrate` made it (hashes checked, nothing written).
+			if up, err := migrate.UpgradeFile(path.Dir(b.rel), data[:size]); err == nil {
+				sn, fs = check.CheckBytes(b.rel, up, opts)
+			}
+		}
 		if sn == nil {
 			s.Broken[b.rel] = firstError(fs, b.rel)
 			continue
@@ -187,6 +196,14 @@ func (g Git) Read(ctx context.Context, rev, dir, display string, opts check.Opti
 		s.Snapshots[b.rel] = sn
 	}
 	return s, nil
+}
+
+// previousVersion reports whether a snapshot file says it is at the
+// previous format version (1.0.0), which migrate upgrades.
+func previousVersion(data []byte) bool {
+	v, err := snapshot.Decode(data)
+	doc, _ := v.(map[string]any)
+	return err == nil && doc["version"] == snapshot.PreviousVersion
 }
 
 // relInside returns dir relative to top, slash-separated; both are resolved

@@ -234,3 +234,68 @@ func TestPage(t *testing.T) {
 		}
 	}
 }
+
+// A set committed before the 1.1.0 upgrade compares with its migrated work
+// tree as unchanged (read through migrate's 1.0.0 → 1.1.0 step), and a
+// tampered 1.0.0 file is not laundered by that step.
+func TestGitSideBeforeTheUpgrade(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is required for this test: ", err)
+	}
+	repo := t.TempDir()
+	dir := filepath.Join(repo, ".ai-snapshots")
+	git(t, repo, "init", "-q")
+	it := snapshottest.OpenAIChat("Summarize: format upgrades")
+	if _, err := snapshottest.WriteSet(dir, it); err != nil {
+		t.Fatal(err)
+	}
+	rels, err := filepath.Glob(filepath.Join(dir, "openai", "*.json"))
+	if err != nil || len(rels) != 1 {
+		t.Fatalf("set files: %v %v", rels, err)
+	}
+	current, err := os.ReadFile(rels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write the same record as format 1.0.0 had it (no endpoint) and commit that.
+	v, _ := snapshot.Decode(current)
+	rec := v.(map[string]any)["snapshots"].([]any)[0].(map[string]any)
+	delete(rec, "endpoint")
+	if err := snapshot.Rehash(rec); err != nil {
+		t.Fatal(err)
+	}
+	oldDoc, err := snapshot.FileDocumentAt(snapshot.PreviousVersion, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldBytes, err := snapshot.MarshalFile(oldDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rels[0], oldBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "1.0.0 set")
+	if err := os.WriteFile(rels[0], current, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := compare(t, repo, dir, "HEAD", nil)
+	if len(rep.Items) != 0 || rep.Unchanged != 1 {
+		t.Fatalf("the migrated snapshot should compare unchanged: %d unchanged, %+v", rep.Unchanged, rep.Items)
+	}
+
+	// Tampered at 1.0.0: the record hash no longer holds, so it stays unreadable.
+	tampered := strings.Replace(string(oldBytes), "Summarize: format upgrades", "Summarize: tampered", 1)
+	if err := os.WriteFile(rels[0], []byte(tampered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "commit", "-qam", "tampered")
+	if err := os.WriteFile(rels[0], current, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep = compare(t, repo, dir, "HEAD", nil)
+	if rep.Unchanged != 0 || len(rep.Items) != 1 || !strings.Contains(strings.Join(rep.Items[0].Notes, " "), "no longer supported") {
+		t.Fatalf("a tampered 1.0.0 file must not compare as unchanged: %d unchanged, %+v", rep.Unchanged, rep.Items)
+	}
+}
