@@ -44,7 +44,6 @@ const (
 	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
 )
 
-
 // DefaultManifestInterval is the most often the manifest is rewritten
 // while calls are recorded (DESIGN §11 "Record lifecycle").
 const DefaultManifestInterval = time.Second
