@@ -64,16 +64,24 @@ func UserText(i int) string {
 // Content is the recorded answer text of item i (~600 characters).
 func Content(i int) string { return text(rng(i+2_000_000_000), 90) }
 
+// conversation is the text of call i, the same whatever its wire format: a
+// long system prompt, a first user turn, the assistant's reply, the last
+// user message (UserText), the answer (Content) and token counts.
+func conversation(i int) (system, first, reply, user, content string, promptTokens, completionTokens int64) {
+	r := rng(i)
+	system = "You are a careful assistant for an operations team. " + text(r, 170)
+	first = text(r, 50)
+	reply = text(r, 50)
+	user = UserText(i)
+	content = Content(i)
+	promptTokens = int64(len(strings.Fields(system+first+reply+user)) * 4 / 3)
+	completionTokens = int64(len(strings.Fields(content)) * 4 / 3)
+	return
+}
+
 // Item returns the call of index i.
 func Item(i int) snapshottest.Item {
-	r := rng(i)
-	system := "You are a careful assistant for an operations team. " + text(r, 170)
-	first := text(r, 50)
-	reply := text(r, 50)
-	user := UserText(i)
-	content := Content(i)
-	promptTokens := int64(len(strings.Fields(system+first+reply+user)) * 4 / 3)
-	completionTokens := int64(len(strings.Fields(content)) * 4 / 3)
+	system, first, reply, user, content, promptTokens, completionTokens := conversation(i)
 	if i%2 == 0 {
 		id := fmt.Sprintf("chatcmpl-bench%09d", i)
 		usage := map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens, "total_tokens": promptTokens + completionTokens}
@@ -194,7 +202,11 @@ func HTTPRequest(i int, stream bool) Request {
 // WriteSet writes items [0, n) as a complete set (files and manifest) into
 // dir, using every CPU. Files are written directly (no fsync): a benchmark
 // set is scratch data. It returns the total bytes of the snapshot files.
-func WriteSet(dir string, n int) (int64, error) {
+func WriteSet(dir string, n int) (int64, error) { return Chat.WriteSet(dir, n) }
+
+// WriteSet writes items [0, n) of kind k as a complete set (see the
+// package-level WriteSet).
+func (k Kind) WriteSet(dir string, n int) (int64, error) {
 	for _, p := range snapshot.Providers {
 		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
 			return 0, err
@@ -210,7 +222,7 @@ func WriteSet(dir string, n int) (int64, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				it := Item(i)
+				it := k.Item(i)
 				doc, id, err := snapshottest.Build(it)
 				if err != nil {
 					errs[i] = err

@@ -66,18 +66,31 @@ func FloorVerify(dir string) (int, error) {
 	return len(files) - 1, firstErr
 }
 
-// floorAnswer is what the floor server sends for one request body.
+// floorAnswer is what the floor server sends for one request.
 type floorAnswer struct {
-	plain  []byte   // JSON body
-	events [][]byte // SSE events, one write + flush each
+	plain       []byte   // JSON body
+	events      [][]byte // stream events, one write + flush each
+	contentType string   // of the stream
+}
+
+// floorKey identifies a request by its path (Gemini streams only in the
+// path) and body.
+func floorKey(path string, body []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(path))
+	h.Write([]byte{0})
+	h.Write(body)
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // FloorHandler is the replay floor: a bare net/http handler that reads the
-// request body, looks its SHA-256 up in a map built at start-up and writes
-// the same bytes traceforge replay sends (the recorded body as JSON, or the
-// same SSE events with a flush after each). Items [0, n); streams adds the
-// streamed variants.
-func FloorHandler(n int, streams bool) (http.Handler, error) {
+// request body, looks its path and body up in a map built at start-up and
+// writes the same bytes traceforge replay sends (the recorded body as JSON,
+// or the same stream events with a flush after each). Items [0, n) of kind;
+// streams adds the streamed variants.
+func FloorHandler(kind gen.Kind, n int, streams bool) (http.Handler, error) {
 	answers := make(map[[32]byte]*floorAnswer, n*2)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -88,7 +101,7 @@ func FloorHandler(n int, streams bool) (http.Handler, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				keys, as, err := floorEntries(i, streams)
+				keys, as, err := floorEntries(kind, i, streams)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -114,7 +127,7 @@ func FloorHandler(n int, streams bool) (http.Handler, error) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		a := answers[sha256.Sum256(buf.Bytes())]
+		a := answers[floorKey(r.URL.RequestURI(), buf.Bytes())]
 		switch {
 		case a == nil:
 			http.Error(w, "no such request", http.StatusNotFound)
@@ -125,7 +138,7 @@ func FloorHandler(n int, streams bool) (http.Handler, error) {
 			_, _ = w.Write(a.plain)
 		default:
 			h := w.Header()
-			h.Set("Content-Type", "text/event-stream; charset=utf-8")
+			h.Set("Content-Type", a.contentType)
 			h.Set("Cache-Control", "no-cache")
 			w.WriteHeader(http.StatusOK)
 			f, _ := w.(http.Flusher)
@@ -139,21 +152,32 @@ func FloorHandler(n int, streams bool) (http.Handler, error) {
 	}), nil
 }
 
-// floorEntries builds the answers of item i from the generator alone, with
-// the same encoders replay uses.
-func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
-	it := gen.Item(i)
+// floorEntries builds the answers of item i of kind from the generator
+// alone, the way replay does: the request parsed by the wire layer (stream,
+// include_usage), the answer by the snapshot's format from the body as a set
+// read from disk holds it (numbers as json.Number).
+func floorEntries(kind gen.Kind, i int, streams bool) ([][32]byte, []*floorAnswer, error) {
+	it := kind.Item(i)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(it.Response.Body); err != nil {
 		return nil, nil, err
 	}
-	keys := [][32]byte{sha256.Sum256(gen.HTTPRequest(i, false).Body)}
+	plain := kind.HTTPRequest(i, false)
+	keys := [][32]byte{floorKey(plain.Path, plain.Body)}
 	as := []*floorAnswer{{plain: buf.Bytes()}}
 	if streams {
-		f := registry.Lookup(provider.Name(it.Provider), registry.EndpointOf100(it.Provider, it.Request))
-		// Round-trip through JSON so numbers are json.Number, as in a set read from disk.
+		sr := kind.HTTPRequest(i, true)
+		req, err := registry.Parse(http.MethodPost, sr.Path, sr.Header, sr.Body)
+		if err != nil {
+			return nil, nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		e := it.Endpoint
+		if e == "" {
+			e = registry.EndpointOf100(it.Provider, it.Request)
+		}
+		f := registry.Lookup(provider.Name(it.Provider), e)
 		var body map[string]any
 		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
 		dec.UseNumber()
@@ -161,11 +185,11 @@ func floorEntries(i int, streams bool) ([][32]byte, []*floorAnswer, error) {
 			return nil, nil, err
 		}
 		var ev eventWriter
-		if err := f.SynthesizeStream(body, f.Provider() == provider.OpenAI, &ev, nil); err != nil {
+		if err := f.SynthesizeStream(body, req.IncludeUsage, &ev, nil); err != nil {
 			return nil, nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		keys = append(keys, sha256.Sum256(gen.HTTPRequest(i, true).Body))
-		as = append(as, &floorAnswer{events: ev})
+		keys = append(keys, floorKey(sr.Path, sr.Body))
+		as = append(as, &floorAnswer{events: ev, contentType: f.StreamContentType()})
 	}
 	return keys, as, nil
 }

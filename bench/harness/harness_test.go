@@ -2,8 +2,6 @@ package harness
 
 import (
 	"bytes"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -36,7 +34,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("FloorVerify = %d, %v", got, err)
 	}
 
-	fh, err := FloorHandler(n, true)
+	fh, err := FloorHandler(gen.Chat, n, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,19 +111,6 @@ func TestSmoke(t *testing.T) {
 
 func post(t *testing.T, url string, r gen.Request) []byte {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(r.Body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %v %s", url, resp.StatusCode, err, b)
-	}
+	b, _ := postCT(t, url, r)
 	return b
 }

@@ -216,6 +216,11 @@ const MaxDistinctSetCalls = 20000
 // SetSource cycles through calls of items [0, n) (sampled evenly when n is
 // larger than MaxDistinctSetCalls); each connection starts at its own offset.
 func SetSource(host string, n int, stream bool, conns int) Source {
+	return KindSource(host, gen.Chat, n, stream, conns)
+}
+
+// KindSource is SetSource over the calls of kind.
+func KindSource(host string, kind gen.Kind, n int, stream bool, conns int) Source {
 	k := min(n, MaxDistinctSetCalls)
 	raws := make([][]byte, k)
 	var wg sync.WaitGroup
@@ -226,7 +231,7 @@ func SetSource(host string, n int, stream bool, conns int) Source {
 			defer wg.Done()
 			for j := w; j < k; j += workers {
 				i := int(int64(j) * int64(n) / int64(k))
-				raws[j] = RawRequest(host, gen.HTTPRequest(i, stream), nil)
+				raws[j] = RawRequest(host, kind.HTTPRequest(i, stream), nil)
 			}
 		}(w)
 	}

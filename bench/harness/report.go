@@ -67,6 +67,7 @@ func (r *Results) Targets() []Target {
 			ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs aimock (%d)", mode, n), Want: "≤ 0.20×", Got: fmt.Sprintf("%.2f× (1/%.0f)", y, 1/y), Met: y <= 0.2})
 		}
 	}
+	ts = append(ts, r.formatTargets()...)
 	// Streamed replay is built lazily in linear time (DESIGN §12.10.1): a
 	// 16× larger answer takes about 16× as long.
 	if one, sixteen := r.goBenchNs("internal/replay", "BenchmarkReplayLarge/1MB/stream"), r.goBenchNs("internal/replay", "BenchmarkReplayLarge/16MB/stream"); one > 0 && sixteen > 0 {
@@ -122,16 +123,18 @@ func (r *Results) Markdown() string {
 		}
 		p("| %s | %s | %s | %s |", t.Name, t.Want, t.Got, mark)
 	}
-	p("")
-	p("### Static verify (`traceforge verify` vs floor: read + encoding/json parse + SHA-256, same files, same run)")
-	p("")
-	p("| snapshots | set size | verify | floor | ratio | verify per snapshot | floor per snapshot | verify peak RSS | floor peak RSS |")
-	p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, s := range r.Static {
-		p("| %d | %.0f MB | %s | %s | %.2f× | %s | %s | %s | %s |", s.N, float64(s.Bytes)/1e6, secs(s.Verify), secs(s.Floor), s.Ratio(), us(s.PerSnapshot), us(s.FloorPerSn), mb(s.VerifyRSS), mb(s.FloorRSS))
+	if len(r.Static) > 0 { // none in a run of the replay rows only (tfbench run -only formats)
+		p("")
+		p("### Static verify (`traceforge verify` vs floor: read + encoding/json parse + SHA-256, same files, same run)")
+		p("")
+		p("| snapshots | set size | verify | floor | ratio | verify per snapshot | floor per snapshot | verify peak RSS | floor peak RSS |")
+		p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, s := range r.Static {
+			p("| %d | %.0f MB | %s | %s | %.2f× | %s | %s | %s | %s |", s.N, float64(s.Bytes)/1e6, secs(s.Verify), secs(s.Floor), s.Ratio(), us(s.PerSnapshot), us(s.FloorPerSn), mb(s.VerifyRSS), mb(s.FloorRSS))
+		}
+		p("")
+		p("Wall times are medians of alternating runs (page cache warm); RSS is `ru_maxrss` from wait4.")
 	}
-	p("")
-	p("Wall times are medians of alternating runs (page cache warm); RSS is `ru_maxrss` from wait4.")
 	r.ledgerMarkdown(p)
 	p("")
 	p("### Replay (%d clients)", r.Config.Conns)

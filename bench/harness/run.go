@@ -129,6 +129,10 @@ func Run(cfg Config) (*Results, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	res.Replay, res.Notes = rows, append(res.Notes, notes...)
+	if rows, err = runFormatReplay(&cfg); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	res.Replay = append(res.Replay, rows...)
 	rec, err := runRecord(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
@@ -145,13 +149,25 @@ func Run(cfg Config) (*Results, error) {
 }
 
 // SetDir is where the set of size n lives (<work>/<version>-<n>/.ai-snapshots).
-func SetDir(cfg *Config, n int) string {
-	return filepath.Join(cfg.Work, fmt.Sprintf("%s-%d", gen.Version, n), ".ai-snapshots")
+func SetDir(cfg *Config, n int) string { return KindSetDir(cfg, gen.Chat, n) }
+
+// KindSetDir is where the set of kind and size n lives: SetDir for chat,
+// <work>/<version>-<kind>-<n>/.ai-snapshots for the others.
+func KindSetDir(cfg *Config, kind gen.Kind, n int) string {
+	name := fmt.Sprintf("%s-%d", gen.Version, n)
+	if kind != gen.Chat {
+		name = fmt.Sprintf("%s-%s-%d", gen.Version, kind, n)
+	}
+	return filepath.Join(cfg.Work, name, ".ai-snapshots")
 }
 
 // EnsureSet generates the set of size n unless a complete one is cached.
-func EnsureSet(cfg *Config, n int) (int64, error) {
-	dir := SetDir(cfg, n)
+func EnsureSet(cfg *Config, n int) (int64, error) { return EnsureKindSet(cfg, gen.Chat, n) }
+
+// EnsureKindSet generates the set of kind and size n unless a complete one
+// is cached.
+func EnsureKindSet(cfg *Config, kind gen.Kind, n int) (int64, error) {
+	dir := KindSetDir(cfg, kind, n)
 	marker := filepath.Join(filepath.Dir(dir), "complete")
 	if b, err := os.ReadFile(marker); err == nil {
 		if sz, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
@@ -161,7 +177,7 @@ func EnsureSet(cfg *Config, n int) (int64, error) {
 	_ = os.RemoveAll(filepath.Dir(dir))
 	cfg.logf("generating %d snapshots into %s", n, dir)
 	start := time.Now()
-	sz, err := gen.WriteSet(dir, n)
+	sz, err := kind.WriteSet(dir, n)
 	if err != nil {
 		return 0, err
 	}
@@ -233,8 +249,8 @@ type server struct {
 
 func (s *server) pid() int { return s.proc.Cmd.Process.Pid }
 
-func startFloor(cfg *Config, n int, streams bool) (*server, error) {
-	argv := Pinned(0, cfg.Self, "floor-serve", "-n", strconv.Itoa(n), "-streams="+strconv.FormatBool(streams))
+func startFloor(cfg *Config, kind gen.Kind, n int, streams bool) (*server, error) {
+	argv := Pinned(0, cfg.Self, "floor-serve", "-kind", string(kind), "-n", strconv.Itoa(n), "-streams="+strconv.FormatBool(streams))
 	p, err := Start(cfg.Root, nil, argv...)
 	if err != nil {
 		return nil, err
@@ -247,8 +263,7 @@ func startFloor(cfg *Config, n int, streams bool) (*server, error) {
 	return &server{name: "floor", addr: addr, proc: p}, nil
 }
 
-func startTraceforge(cfg *Config, n int) (*server, error) {
-	dir := SetDir(cfg, n)
+func startTraceforge(cfg *Config, dir string) (*server, error) {
 	argv := Pinned(0, cfg.bin("traceforge"), "verify", "--serve", "--listen", "127.0.0.1:0", "--dir", dir)
 	p, err := Start(filepath.Dir(dir), []string{"NO_COLOR=1"}, argv...)
 	if err != nil {
@@ -388,12 +403,12 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 				s.proc.Stop(10 * time.Second)
 			}
 		}
-		fl, err := startFloor(cfg, n, peer)
+		fl, err := startFloor(cfg, gen.Chat, n, peer)
 		if err != nil {
 			return nil, nil, err
 		}
 		servers = append(servers, fl)
-		tf, err := startTraceforge(cfg, n)
+		tf, err := startTraceforge(cfg, SetDir(cfg, n))
 		if err != nil {
 			stopAll()
 			return nil, nil, err

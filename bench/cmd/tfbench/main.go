@@ -1,9 +1,10 @@
 // Command tfbench is traceforge's benchmark harness (`make bench`).
 //
 //	tfbench run [-quick] [-out BENCHMARKS.md]   the whole harness
+//	tfbench run -only formats [-quick]          only the Responses and Gemini replay rows (prints; writes no file)
 //	tfbench floor-verify DIR                    static floor: read, parse, hash
-//	tfbench floor-serve -n N [-streams]         replay floor: bare net/http from memory
-//	tfbench load -addr A -n N [-stream]         load generator (set calls)
+//	tfbench floor-serve [-kind K] -n N [-streams]  replay floor: bare net/http from memory
+//	tfbench load -addr A [-kind K] -n N [-stream]  load generator (set calls)
 //	tfbench load -addr A -distinct BASE         load generator (every call distinct)
 //	tfbench latency -direct A -proxy B ...      sequential latency, direct vs proxy
 //	tfbench profile-verify DIR OUT              CPU profile of the static checks
@@ -75,8 +76,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	work := fs.String("work", filepath.Join(os.TempDir(), "traceforge-bench"), "scratch folder for generated sets (kept between runs)")
 	noAimock := fs.Bool("no-aimock", false, "skip aimock")
 	noGoBench := fs.Bool("no-gobench", false, "skip the Go benchmarks")
+	only := fs.String("only", "", `"formats": only the Responses and Gemini replay rows, printed (BENCHMARKS.md is not rewritten)`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" && *only != "formats" {
+		return fmt.Errorf("-only %q: the only filter is -only formats", *only)
 	}
 	root, err := os.Getwd()
 	if err != nil {
@@ -103,7 +108,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(cfg.Work, 0o755); err != nil {
 		return err
 	}
-	res, err := harness.Run(cfg)
+	run := harness.Run
+	if *only == "formats" {
+		run, *out = harness.RunFormats, ""
+		cfg.Command = "go build -o bin/tfbench ./bench/cmd/tfbench && bin/tfbench run -only formats"
+		if *quick {
+			cfg.Command = "BENCH_QUICK=1 " + cfg.Command
+		}
+	}
+	res, err := run(cfg)
 	if err != nil {
 		return err
 	}
@@ -135,11 +148,16 @@ func cmdFloorServe(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("floor-serve", flag.ContinueOnError)
 	n := fs.Int("n", 1000, "items [0, n)")
 	streams := fs.Bool("streams", false, "also serve the streamed variants")
+	kindName := fs.String("kind", string(gen.Chat), "calls: chat, responses or gemini")
 	listen := fs.String("listen", "127.0.0.1:0", "address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	h, err := harness.FloorHandler(*n, *streams)
+	kind, err := gen.ParseKind(*kindName)
+	if err != nil {
+		return err
+	}
+	h, err := harness.FloorHandler(kind, *n, *streams)
 	if err != nil {
 		return err
 	}
@@ -161,6 +179,7 @@ func cmdLoad(args []string, stdout io.Writer) error {
 	addr := fs.String("addr", "", "host:port")
 	n := fs.Int("n", 1000, "set size: calls cycle through items [0, n)")
 	stream := fs.Bool("stream", false, "streamed calls")
+	kindName := fs.String("kind", string(gen.Chat), "calls: chat, responses or gemini (set calls only)")
 	distinct := fs.Int("distinct", -1, "every call a new item, from this index on")
 	conns := fs.Int("conns", 32, "keep-alive connections")
 	warmup := fs.Duration("warmup", time.Second, "not measured")
@@ -175,7 +194,11 @@ func cmdLoad(args []string, stdout io.Writer) error {
 			return harness.RawRequest(*addr, gen.HTTPRequest(base+c*1_000_000+seq, *stream), harness.SourceHeader)
 		}
 	} else {
-		src = harness.SetSource(*addr, *n, *stream, *conns)
+		kind, err := gen.ParseKind(*kindName)
+		if err != nil {
+			return err
+		}
+		src = harness.KindSource(*addr, kind, *n, *stream, *conns)
 	}
 	res := harness.RunLoad(harness.LoadConfig{
 		Addr: *addr, Conns: *conns, Warmup: *warmup, Duration: *duration, Source: src,

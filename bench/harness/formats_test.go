@@ -1,0 +1,112 @@
+package harness
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/traceforge/traceforge/bench/gen"
+	"github.com/traceforge/traceforge/internal/verify"
+)
+
+// TestFormatsFloorMatchesReplay: for the Responses and Gemini sets, the
+// floor sends the very bytes (and Content-Type) traceforge replay sends,
+// plain and streamed, and the load generator runs error-free against
+// replay with their calls.
+func TestFormatsFloorMatchesReplay(t *testing.T) {
+	const n = 6
+	for _, kind := range FormatKinds {
+		t.Run(string(kind), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+			if _, err := kind.WriteSet(dir, n); err != nil {
+				t.Fatal(err)
+			}
+			rep, set, err := verify.Static(verify.StaticOptions{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Findings) > 0 || len(rep.Checked) != n {
+				t.Fatalf("generated %s set: %d checked, findings %v", kind, len(rep.Checked), rep.Findings)
+			}
+			fh, err := FloorHandler(kind, n, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			floor := httptest.NewServer(fh)
+			defer floor.Close()
+			tf := httptest.NewServer(verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"}).Handler())
+			defer tf.Close()
+			for _, i := range []int{0, 1, n - 1} {
+				for _, stream := range []bool{false, true} {
+					r := kind.HTTPRequest(i, stream)
+					a, actype := postCT(t, floor.URL+r.Path, r)
+					b, bctype := postCT(t, tf.URL+r.Path, r)
+					if !bytes.Equal(a, b) || actype != bctype {
+						t.Errorf("item %d stream=%v: floor (%s) and replay (%s) differ:\n%s\n---\n%s", i, stream, actype, bctype, a, b)
+					}
+					if stream != strings.HasPrefix(bctype, "text/event-stream") {
+						t.Errorf("item %d stream=%v: replay answered %s", i, stream, bctype)
+					}
+				}
+			}
+			host := strings.TrimPrefix(tf.URL, "http://")
+			res := RunLoad(LoadConfig{Addr: host, Conns: 2, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
+				Source: KindSource(host, kind, n, true, 2)})
+			if res.Requests == 0 || res.Errors > 0 {
+				t.Errorf("load of %s streams: %+v", kind, res)
+			}
+		})
+	}
+}
+
+// TestFormatTargets: the format rows get a CPU/request target each, met at
+// ≤ 2× the floor and missed above it or with errors, and a run of the
+// format rows alone renders without the static verify table.
+func TestFormatTargets(t *testing.T) {
+	row := func(kind gen.Kind, mode, server string, cpu time.Duration, errs int64) ReplayRow {
+		return ReplayRow{N: 1000, Mode: FormatMode(kind, mode), Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100, Errors: errs}}
+	}
+	res := &Results{Config: Config{PeerN: 1000, Conns: 32, Command: "bin/tfbench run -only formats"}, Replay: []ReplayRow{
+		row(gen.Responses, "plain", "floor", 10*time.Microsecond, 0), row(gen.Responses, "plain", "traceforge", 30*time.Microsecond, 0),
+		row(gen.Responses, "stream", "floor", 100*time.Microsecond, 0), row(gen.Responses, "stream", "traceforge", 200*time.Microsecond, 0),
+		row(gen.Gemini, "stream", "floor", 100*time.Microsecond, 0), row(gen.Gemini, "stream", "traceforge", 150*time.Microsecond, 3),
+	}}
+	md := res.Markdown()
+	for _, want := range []string{
+		"| Responses plain replay CPU/request vs floor (1000) | ≤ 2.0× | 3.00× | ❌ missed |",
+		"| Responses stream replay CPU/request vs floor (1000) | ≤ 2.0× | 2.00× | ✅ met |",
+		"| Gemini stream replay CPU/request vs floor (1000) | ≤ 2.0× | 1.50× | ❌ missed |",
+		"| 1000 | responses stream | traceforge | 100 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Static verify") || strings.Contains(md, "Gemini plain replay") {
+		t.Errorf("report of the format rows alone shows static verify or a target without rows:\n%s", md)
+	}
+}
+
+func postCT(t *testing.T, url string, r gen.Request) ([]byte, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %v %s", url, resp.StatusCode, err, b)
+	}
+	return b, resp.Header.Get("Content-Type")
+}
