@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
+	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
@@ -22,25 +23,7 @@ func TestFormatsFloorMatchesReplay(t *testing.T) {
 	const n = 6
 	for _, kind := range FormatKinds {
 		t.Run(string(kind), func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-			if _, err := kind.WriteSet(dir, n); err != nil {
-				t.Fatal(err)
-			}
-			rep, set, err := verify.Static(verify.StaticOptions{Dir: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Findings) > 0 || len(rep.Checked) != n {
-				t.Fatalf("generated %s set: %d checked, findings %v", kind, len(rep.Checked), rep.Findings)
-			}
-			fh, err := FloorHandler(kind, n, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			floor := httptest.NewServer(fh)
-			defer floor.Close()
-			tf := httptest.NewServer(verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"}).Handler())
-			defer tf.Close()
+			_, floor, tf := floorAndReplay(t, kind, n)
 			for _, i := range []int{0, 1, n - 1} {
 				for _, stream := range []bool{false, true} {
 					r := kind.HTTPRequest(i, stream)
@@ -90,6 +73,41 @@ func TestFormatTargets(t *testing.T) {
 	if strings.Contains(md, "Static verify") || strings.Contains(md, "Gemini plain replay") {
 		t.Errorf("report of the format rows alone shows static verify or a target without rows:\n%s", md)
 	}
+}
+
+// floorAndReplay serves items [0, n) of kind from the floor (streams on)
+// and from traceforge replay of the generated set (checkedSet); both close
+// with the test.
+func floorAndReplay(t *testing.T, kind gen.Kind, n int) (dir string, floor, tf *httptest.Server) {
+	t.Helper()
+	dir, set := checkedSet(t, kind, n)
+	fh, err := FloorHandler(kind, n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor = httptest.NewServer(fh)
+	t.Cleanup(floor.Close)
+	tf = httptest.NewServer(verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"}).Handler())
+	t.Cleanup(tf.Close)
+	return dir, floor, tf
+}
+
+// checkedSet generates items [0, n) of kind and checks them as verify
+// does: the set must pass every static check.
+func checkedSet(t *testing.T, kind gen.Kind, n int) (string, *check.SetResult) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	if _, err := kind.WriteSet(dir, n); err != nil {
+		t.Fatal(err)
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) > 0 || len(rep.Checked) != n {
+		t.Fatalf("generated %s set: %d checked, findings %v", kind, len(rep.Checked), rep.Findings)
+	}
+	return dir, set
 }
 
 func postCT(t *testing.T, url string, r gen.Request) ([]byte, string) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
-	"github.com/traceforge/traceforge/internal/verify"
 )
 
 // TestSmoke runs every piece of the harness in-process on a tiny set, so
@@ -19,29 +18,11 @@ import (
 // generator, the latency probe and the report. No network, no aimock.
 func TestSmoke(t *testing.T) {
 	const n = 20
-	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	if _, err := gen.WriteSet(dir, n); err != nil {
-		t.Fatal(err)
-	}
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Findings) > 0 || len(rep.Checked) != n {
-		t.Fatalf("generated set: %d checked, findings %v", len(rep.Checked), rep.Findings)
-	}
+	dir, floor, tf := floorAndReplay(t, gen.Chat, n)
 	if got, err := FloorVerify(dir); err != nil || got != n {
 		t.Fatalf("FloorVerify = %d, %v", got, err)
 	}
 
-	fh, err := FloorHandler(gen.Chat, n, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	floor := httptest.NewServer(fh)
-	defer floor.Close()
-	tf := httptest.NewServer(verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"}).Handler())
-	defer tf.Close()
 	host := func(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
 
 	// The floor answers with the very bytes traceforge replay sends.
