@@ -7,7 +7,8 @@
 // three-turn conversation (so lineage is present), sampling parameters,
 // the normalized response fields and the provider's full response.body with
 // usage. Even indices are OpenAI chat completions, odd ones Anthropic
-// messages.
+// messages. Other kinds (Kind: OpenAI Responses, Gemini generateContent)
+// carry the same conversation in their own wire format.
 package gen
 
 import (
