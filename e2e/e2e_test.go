@@ -57,15 +57,18 @@ var clients = []client{
 	// openai-go's Responses client (plain, streamed, a function-tool round
 	// trip, a previous_response_id chain) and an embeddings-then-chat flow.
 	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
+	// The same through the openai npm package, plus its ResponseStream
+	// helper (responses.stream(…).finalResponse()).
+	{name: "openairesp-node", argv: []string{"node", "node/openairesp.mjs"}, file: "node/openairesp.mjs", provider: "openai", modes: []string{"plain", "stream", "helper", "tool", "chain", "rag"}, mintIDs: true},
 }
 
 var modes = []string{"plain", "stream", "tool"}
 
 // calls is how many LLM calls (snapshots) each mode makes.
-var calls = map[string]int{"plain": 1, "stream": 1, "tool": 2, "chain": 2, "rag": 2}
+var calls = map[string]int{"plain": 1, "stream": 1, "helper": 1, "tool": 2, "chain": 2, "rag": 2}
 
 // function is the client function each mode's calls come from.
-var function = map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "chain": "chain", "rag": "rag"}
+var function = map[string]string{"plain": "plain", "stream": "stream", "helper": "helper", "tool": "agent", "chain": "chain", "rag": "rag"}
 
 // bins holds the binaries built once for the whole run.
 var bins struct {
@@ -441,6 +444,7 @@ func makesCall(line string) bool {
 		"CreateChatCompletion(", "CreateChatCompletionStream(",
 		"chat.completions.create(", "messages.create(", "messages.stream(",
 		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
+		"responses.create(", "responses.stream(", "embeddings.create(",
 		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 	} {
 		if strings.Contains(line, call) {
