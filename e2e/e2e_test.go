@@ -38,7 +38,17 @@ type client struct {
 	// every call, as the real Responses API) and re-records once: the set
 	// must come out byte for byte the same.
 	mintIDs bool
+	// endpoints, when set, are the only endpoints its snapshots may record
+	// (the API a wrapper library defaults to).
+	endpoints []string
 }
+
+// responsesOnly and chatOnly are the endpoints of a client that must use
+// the Responses API, or Chat Completions.
+var (
+	responsesOnly = []string{"/v1/responses"}
+	chatOnly      = []string{"/v1/chat/completions"}
+)
 
 // wrapperModes are the modes of the clients that exercise a wrapper library.
 var wrapperModes = []string{"plain", "stream"}
@@ -49,9 +59,10 @@ var clients = []client{
 	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
 	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
 	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
-	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes},
-	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", modes: wrapperModes},
-	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes},
+	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes, endpoints: chatOnly},
+	// The AI SDK's and the Agents SDK's default OpenAI API: Responses.
+	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", endpoints: responsesOnly},
+	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
 	// LangChain under node:test with the runner setup loaded.
 	{name: "nodetest-node", argv: []string{"node", "--import", "./node/setup-node-test.mjs", "node/runner.test.mjs"}, file: "node/runner.test.mjs", provider: "openai", modes: wrapperModes, fnPrefix: "TestContext."},
 	// openai-go's Responses client (plain, streamed, a function-tool round
@@ -406,7 +417,8 @@ func checkSources(t *testing.T, c client, mode, dir string) {
 		}
 		var doc struct {
 			Snapshots []struct {
-				Source struct {
+				Endpoint string `json:"endpoint"`
+				Source   struct {
 					File     string `json:"file"`
 					Line     int    `json:"line"`
 					Function string `json:"function"`
@@ -418,6 +430,9 @@ func checkSources(t *testing.T, c client, mode, dir string) {
 		}
 		if len(doc.Snapshots) != 1 {
 			t.Fatalf("%s: %d records, want 1", f, len(doc.Snapshots))
+		}
+		if ep := doc.Snapshots[0].Endpoint; c.endpoints != nil && !slices.Contains(c.endpoints, ep) {
+			t.Errorf("%s: endpoint %q, want one of %q", filepath.Base(f), ep, c.endpoints)
 		}
 		s := doc.Snapshots[0].Source
 		if s.File != c.file {
