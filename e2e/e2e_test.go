@@ -70,16 +70,21 @@ var clients = []client{
 	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
 	// The same through the openai npm package, plus its ResponseStream
 	// helper (responses.stream(…).finalResponse()).
+	// Gemini (@google/genai), Ollama (ollama) and the AI SDK's Anthropic
+	// provider (ANTHROPIC_BASE_URL read as ending in /v1).
+	{name: "genai-node", argv: []string{"node", "node/genai.mjs"}, file: "node/genai.mjs", provider: "gemini", modes: []string{"plain", "stream", "tool", "embed"}},
+	{name: "ollama-node", argv: []string{"node", "node/ollama.mjs"}, file: "node/ollama.mjs", provider: "ollama", modes: []string{"chat", "stream", "generate", "tool", "embed"}},
+	{name: "aisdk-anthropic-node", argv: []string{"node", "node/aisdk-anthropic.mjs"}, file: "node/aisdk-anthropic.mjs", provider: "anthropic", modes: wrapperModes, endpoints: []string{"/v1/messages"}},
 	{name: "openairesp-node", argv: []string{"node", "node/openairesp.mjs"}, file: "node/openairesp.mjs", provider: "openai", modes: []string{"plain", "stream", "helper", "tool", "chain", "rag"}, mintIDs: true},
 }
 
 var modes = []string{"plain", "stream", "tool"}
 
 // calls is how many LLM calls (snapshots) each mode makes.
-var calls = map[string]int{"plain": 1, "stream": 1, "helper": 1, "tool": 2, "chain": 2, "rag": 2}
+var calls = map[string]int{"plain": 1, "chat": 1, "stream": 1, "helper": 1, "generate": 1, "embed": 1, "tool": 2, "chain": 2, "rag": 2}
 
 // function is the client function each mode's calls come from.
-var function = map[string]string{"plain": "plain", "stream": "stream", "helper": "helper", "tool": "agent", "chain": "chain", "rag": "rag"}
+var function = map[string]string{"plain": "plain", "chat": "chat", "stream": "stream", "helper": "helper", "generate": "generate", "embed": "embed", "tool": "agent", "chain": "chain", "rag": "rag"}
 
 // bins holds the binaries built once for the whole run.
 var bins struct {
@@ -173,6 +178,7 @@ func baseEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") ||
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") || strings.HasPrefix(k, "OLLAMA_") ||
 			strings.HasPrefix(k, "TRACEFORGE_") || strings.HasPrefix(k, "TF_E2E_") {
 			continue
 		}
@@ -317,13 +323,18 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 		fakeArgs = []string{"-mint-ids"}
 	}
 	fake := startFake(t, fakeArgs...)
-	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key")
-	rec := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key", "GEMINI_API_KEY="+geminiE2EKey)
+	record := tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL,
+		"--gemini-upstream", fake.URL, "--ollama-upstream", fake.URL, "--")
+	rec := run(t, recEnv, append(record, c.command(mode)...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
 	}
 	want := transcript(t, c, mode, rec)
 	checkSources(t, c, mode, dir)
+	if strings.Contains(rec.combined(), geminiE2EKey) || folderContains(t, dir, geminiE2EKey) {
+		t.Fatal("the Gemini API key reached the output or the snapshot folder")
+	}
 
 	// b. Static checks.
 	if v := run(t, baseEnv(), tf("verify")...); v.code != 0 {
@@ -333,7 +344,7 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 		// Re-recording against an upstream that mints new ids keeps every
 		// file: call ids, item ids and chains are keyed by position.
 		before := readTree(t, dir)
-		again := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+		again := run(t, recEnv, append(record, c.command(mode)...)...)
 		if again.code != 0 {
 			t.Fatalf("re-record: want exit 0\n%s", again)
 		}
@@ -460,6 +471,8 @@ func makesCall(line string) bool {
 		"chat.completions.create(", "messages.create(", "messages.stream(",
 		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
 		"responses.create(", "responses.stream(", "embeddings.create(",
+		"models.generateContent(", "models.generateContentStream(", "models.embedContent(",
+		"ollama.chat(", "ollama.generate(", "ollama.embed(",
 		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 	} {
 		if strings.Contains(line, call) {
