@@ -60,6 +60,7 @@ var clients = []client{
 	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
 	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
 	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes, endpoints: chatOnly},
+	{name: "langchain-resp-node", argv: []string{"node", "node/langchain-resp.mjs"}, file: "node/langchain-resp.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
 	// The AI SDK's and the Agents SDK's default OpenAI API: Responses.
 	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", endpoints: responsesOnly},
 	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},

@@ -27,6 +27,7 @@ async function stream(lines) {
   for await (const delta of res.textStream) content += delta;
   lines.push(`content: ${s.quote(content)}`);
   lines.push(`finish_reason: ${await res.finishReason}`);
+  lines.push(`tokens: ${(await res.usage).totalTokens}`);
 }
 
 // agent: generateText runs get_weather between its steps (two calls).

@@ -15,8 +15,20 @@ function params(input) {
   return { model: s.OPENAI_MODEL, input, temperature: 0, max_output_tokens: s.MAX_TOKENS };
 }
 
+// outputText joins the output_text parts of a response's messages: the SDK
+// adds r.output_text only to a response it parsed itself, not to the one in
+// a response.completed event.
+function outputText(r) {
+  return r.output
+    .filter((item) => item.type === 'message')
+    .flatMap((item) => item.content)
+    .filter((part) => part.type === 'output_text')
+    .map((part) => part.text)
+    .join('');
+}
+
 function report(lines, prefix, r) {
-  lines.push(`${prefix}content: ${s.quote(r.output_text ?? '')}`);
+  lines.push(`${prefix}content: ${s.quote(outputText(r))}`);
   lines.push(`${prefix}status: ${r.status}`);
   lines.push(`${prefix}tokens: ${r.usage?.total_tokens}`);
 }
@@ -63,7 +75,7 @@ async function agent(lines) {
     const calls = resp.output.filter((item) => item.type === 'function_call');
     lines.push(`turn ${turn}: status: ${resp.status}, tokens: ${resp.usage?.total_tokens}`);
     if (calls.length === 0) {
-      lines.push(`turn ${turn}: content: ${s.quote(resp.output_text ?? '')}`);
+      lines.push(`turn ${turn}: content: ${s.quote(outputText(resp))}`);
       return;
     }
     for (const c of calls) {
