@@ -38,7 +38,17 @@ type client struct {
 	// every call, as the real Responses API) and re-records once: the set
 	// must come out byte for byte the same.
 	mintIDs bool
+	// endpoints, when set, are the only endpoints its snapshots may record
+	// (the API a wrapper library defaults to).
+	endpoints []string
 }
+
+// responsesOnly and chatOnly are the endpoints of a client that must use
+// the Responses API, or Chat Completions.
+var (
+	responsesOnly = []string{"/v1/responses"}
+	chatOnly      = []string{"/v1/chat/completions"}
+)
 
 // wrapperModes are the modes of the clients that exercise a wrapper library.
 var wrapperModes = []string{"plain", "stream"}
@@ -49,23 +59,33 @@ var clients = []client{
 	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
 	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
 	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
-	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes},
-	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", modes: wrapperModes},
-	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes},
+	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes, endpoints: chatOnly},
+	{name: "langchain-resp-node", argv: []string{"node", "node/langchain-resp.mjs"}, file: "node/langchain-resp.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
+	// The AI SDK's and the Agents SDK's default OpenAI API: Responses.
+	{name: "aisdk-node", argv: []string{"node", "node/aisdk.mjs"}, file: "node/aisdk.mjs", provider: "openai", endpoints: responsesOnly},
+	{name: "agents-node", argv: []string{"node", "node/agents.mjs"}, file: "node/agents.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
 	// LangChain under node:test with the runner setup loaded.
 	{name: "nodetest-node", argv: []string{"node", "--import", "./node/setup-node-test.mjs", "node/runner.test.mjs"}, file: "node/runner.test.mjs", provider: "openai", modes: wrapperModes, fnPrefix: "TestContext."},
 	// openai-go's Responses client (plain, streamed, a function-tool round
 	// trip, a previous_response_id chain) and an embeddings-then-chat flow.
 	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
+	// The same through the openai npm package, plus its ResponseStream
+	// helper (responses.stream(…).finalResponse()).
+	// Gemini (@google/genai), Ollama (ollama) and the AI SDK's Anthropic
+	// provider (ANTHROPIC_BASE_URL read as ending in /v1).
+	{name: "genai-node", argv: []string{"node", "node/genai.mjs"}, file: "node/genai.mjs", provider: "gemini", modes: []string{"plain", "stream", "tool", "embed"}},
+	{name: "ollama-node", argv: []string{"node", "node/ollama.mjs"}, file: "node/ollama.mjs", provider: "ollama", modes: []string{"chat", "stream", "generate", "tool", "embed"}},
+	{name: "aisdk-anthropic-node", argv: []string{"node", "node/aisdk-anthropic.mjs"}, file: "node/aisdk-anthropic.mjs", provider: "anthropic", modes: wrapperModes, endpoints: []string{"/v1/messages"}},
+	{name: "openairesp-node", argv: []string{"node", "node/openairesp.mjs"}, file: "node/openairesp.mjs", provider: "openai", modes: []string{"plain", "stream", "helper", "tool", "chain", "rag"}, mintIDs: true},
 }
 
 var modes = []string{"plain", "stream", "tool"}
 
 // calls is how many LLM calls (snapshots) each mode makes.
-var calls = map[string]int{"plain": 1, "stream": 1, "tool": 2, "chain": 2, "rag": 2}
+var calls = map[string]int{"plain": 1, "chat": 1, "stream": 1, "helper": 1, "generate": 1, "embed": 1, "tool": 2, "chain": 2, "rag": 2}
 
 // function is the client function each mode's calls come from.
-var function = map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "chain": "chain", "rag": "rag"}
+var function = map[string]string{"plain": "plain", "chat": "chat", "stream": "stream", "helper": "helper", "generate": "generate", "embed": "embed", "tool": "agent", "chain": "chain", "rag": "rag"}
 
 // bins holds the binaries built once for the whole run.
 var bins struct {
@@ -159,6 +179,7 @@ func baseEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "ANTHROPIC_") ||
+			strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") || strings.HasPrefix(k, "OLLAMA_") ||
 			strings.HasPrefix(k, "TRACEFORGE_") || strings.HasPrefix(k, "TF_E2E_") {
 			continue
 		}
@@ -303,13 +324,18 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 		fakeArgs = []string{"-mint-ids"}
 	}
 	fake := startFake(t, fakeArgs...)
-	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key")
-	rec := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key", "GEMINI_API_KEY="+geminiE2EKey)
+	record := tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL,
+		"--gemini-upstream", fake.URL, "--ollama-upstream", fake.URL, "--")
+	rec := run(t, recEnv, append(record, c.command(mode)...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
 	}
 	want := transcript(t, c, mode, rec)
 	checkSources(t, c, mode, dir)
+	if strings.Contains(rec.combined(), geminiE2EKey) || folderContains(t, dir, geminiE2EKey) {
+		t.Fatal("the Gemini API key reached the output or the snapshot folder")
+	}
 
 	// b. Static checks.
 	if v := run(t, baseEnv(), tf("verify")...); v.code != 0 {
@@ -319,7 +345,7 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 		// Re-recording against an upstream that mints new ids keeps every
 		// file: call ids, item ids and chains are keyed by position.
 		before := readTree(t, dir)
-		again := run(t, recEnv, append(tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL, "--"), c.command(mode)...)...)
+		again := run(t, recEnv, append(record, c.command(mode)...)...)
 		if again.code != 0 {
 			t.Fatalf("re-record: want exit 0\n%s", again)
 		}
@@ -403,7 +429,8 @@ func checkSources(t *testing.T, c client, mode, dir string) {
 		}
 		var doc struct {
 			Snapshots []struct {
-				Source struct {
+				Endpoint string `json:"endpoint"`
+				Source   struct {
 					File     string `json:"file"`
 					Line     int    `json:"line"`
 					Function string `json:"function"`
@@ -415,6 +442,9 @@ func checkSources(t *testing.T, c client, mode, dir string) {
 		}
 		if len(doc.Snapshots) != 1 {
 			t.Fatalf("%s: %d records, want 1", f, len(doc.Snapshots))
+		}
+		if ep := doc.Snapshots[0].Endpoint; c.endpoints != nil && !slices.Contains(c.endpoints, ep) {
+			t.Errorf("%s: endpoint %q, want one of %q", filepath.Base(f), ep, c.endpoints)
 		}
 		s := doc.Snapshots[0].Source
 		if s.File != c.file {
@@ -441,6 +471,9 @@ func makesCall(line string) bool {
 		"CreateChatCompletion(", "CreateChatCompletionStream(",
 		"chat.completions.create(", "messages.create(", "messages.stream(",
 		"Responses.New(", "Responses.NewStreaming(", "Embeddings.New(",
+		"responses.create(", "responses.stream(", "embeddings.create(",
+		"models.generateContent(", "models.generateContentStream(", "models.embedContent(",
+		"ollama.chat(", "ollama.generate(", "ollama.embed(",
 		"model.invoke(", "model.stream(", "generateText(", "streamText(", "run(agent,",
 	} {
 		if strings.Contains(line, call) {

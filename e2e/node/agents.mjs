@@ -1,23 +1,20 @@
 // End-to-end client for the OpenAI Agents SDK (`@openai/agents`): node agents.mjs plain|stream.
 // The default client is an `openai` client with traceforgeFetch; it reads
-// OPENAI_BASE_URL and OPENAI_API_KEY. Tracing is off (it would export to
-// api.openai.com).
-import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from '@openai/agents';
+// OPENAI_BASE_URL and OPENAI_API_KEY. The SDK's default API, the Responses
+// API (so no seed). Tracing is off (it would export to api.openai.com).
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled } from '@openai/agents';
 import OpenAI from 'openai';
 import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
 setTracingDisabled(true);
 setDefaultOpenAIClient(new OpenAI({ fetch: traceforgeFetch(), maxRetries: 0 }));
-// Chat Completions API. The Responses API (the SDK's default) is
-// setOpenAIAPI('responses'): change this one line once the proxy serves it.
-setOpenAIAPI('chat_completions');
 
 const agent = new Agent({
   name: 'Greeter',
   instructions: 'Answer in one short sentence.',
   model: s.OPENAI_MODEL,
-  modelSettings: { temperature: 0, maxTokens: s.MAX_TOKENS, providerData: { seed: s.SEED } },
+  modelSettings: { temperature: 0, maxTokens: s.MAX_TOKENS },
 });
 
 async function plain(lines) {

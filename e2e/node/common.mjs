@@ -4,6 +4,11 @@
 export const MODES = ['plain', 'stream', 'tool'];
 export const OPENAI_MODEL = 'gpt-4o-mini';
 export const ANTHROPIC_MODEL = 'claude-3-5-haiku-latest';
+export const GEMINI_MODEL = 'gemini-2.5-flash';
+export const GEMINI_EMBED_MODEL = 'gemini-embedding-001';
+export const OLLAMA_MODEL = 'llama3.2';
+export const OLLAMA_EMBED_MODEL = 'nomic-embed-text';
+export const OPENAI_EMBED_MODEL = 'text-embedding-3-small';
 export const MAX_TOKENS = 64;
 export const SEED = 42;
 export const TOOL_NAME = 'get_weather';
@@ -18,10 +23,15 @@ const PROMPTS = {
   plain: 'Say hello to Ada Lovelace in one short sentence.',
   stream: 'Write one line about Grace Hopper and compilers.',
   tool: 'What is the weather in Paris today?',
+  chain: 'Name one thing Alan Turing is known for.',
+  rag: 'What does traceforge do with LLM calls?',
+  generate: 'Why is the sky blue? One sentence.',
+  embed: 'Ada Lovelace wrote the first program.',
 };
 
 /** The user prompt for mode, with TF_E2E_PROMPT_SUFFIX appended. */
 export function prompt(mode) {
+  if (!(mode in PROMPTS)) throw new Error(`no prompt for mode ${mode}`);
   return PROMPTS[mode] + (process.env.TF_E2E_PROMPT_SUFFIX ?? '');
 }
 
@@ -51,11 +61,14 @@ export function canonical(v) {
   return JSON.stringify(v);
 }
 
-/** Parses argv, runs fn(mode, lines) and prints the framed transcript. */
-export async function main(client, fn) {
+/**
+ * Parses argv, runs fn(mode, lines) and prints the framed transcript. modes
+ * are the modes the client accepts (default MODES).
+ */
+export async function main(client, fn, modes = MODES) {
   const mode = process.argv[2];
-  if (process.argv.length !== 3 || !MODES.includes(mode)) {
-    console.error(`usage: ${client} ${MODES.join('|')}`);
+  if (process.argv.length !== 3 || !modes.includes(mode)) {
+    console.error(`usage: ${client} ${modes.join('|')}`);
     process.exit(2);
   }
   const lines = [];
