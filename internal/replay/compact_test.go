@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -97,12 +98,26 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(rec, fs.Record) {
 			t.Errorf("%s FullRecord: %v\n got %+v\nwant %+v", s.Rel, err, rec, fs.Record)
 		}
+		if !reflect.DeepEqual(r.RequestHeaders, fs.Record.RequestHeaders) || r.Request["model"] != fs.Record.Request["model"] {
+			t.Errorf("%s: headers %v model %v, want %v %v", s.Rel, r.RequestHeaders, r.Request["model"], fs.Record.RequestHeaders, fs.Record.Request["model"])
+		}
 		if IsCompact(fs) {
 			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
 		}
 		if _, ok := Fingerprint(fs); ok {
 			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)
 		}
+	}
+	// Equal small maps are kept once across the set.
+	var models, headers = map[string]bool{}, map[uintptr]bool{}
+	for _, s := range cix.Snapshots() {
+		models[fmt.Sprintf("%p", s.Record.Request)] = true
+		if s.Provider == "anthropic" {
+			headers[reflect.ValueOf(s.Record.RequestHeaders).Pointer()] = true
+		}
+	}
+	if len(models) != 2 || len(headers) != 1 {
+		t.Errorf("shared maps: %d request maps for 2 models, %d header maps for 1 set of headers", len(models), len(headers))
 	}
 	// A file rewritten after the set was checked is not passed off as the
 	// served snapshot.

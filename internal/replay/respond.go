@@ -208,11 +208,11 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 	rec := s.Record
 	c := *s
 	c.Record = &snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
-		Endpoint: rec.Endpoint, RequestHeaders: rec.RequestHeaders, KeyNormalizers: rec.KeyNormalizers,
+		Endpoint: rec.Endpoint, RequestHeaders: shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers,
 		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
 	if m, ok := rec.Request["model"]; ok {
-		c.Record.Request = map[string]any{"model": m}
+		c.Record.Request = shared(map[string]any{"model": m})
 	}
 	enc := &encoded{compact: true, fingerprint: fingerprint, dir: dir}
 	var body map[string]any
@@ -224,6 +224,35 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 	encodedCache.Store(k, enc)
 	runtime.AddCleanup(&c, func(k weak.Pointer[check.Snapshot]) { encodedCache.Delete(k) }, k)
 	return &c
+}
+
+// sharedMaps holds one copy of each small flat map compact snapshots keep
+// (the request's model, the request headers): a set repeats a few of them
+// across thousands of snapshots. The maps are read-only, like the records.
+var sharedMaps sync.Map // canonical text → map[string]any
+
+// shared returns the shared copy of m, a flat map of strings (JSON
+// numbers included) — any other map is returned as it is.
+func shared(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		switch v.(type) {
+		case string, json.Number:
+		default:
+			return m
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q:%T:%q;", k, m[k], fmt.Sprint(m[k]))
+	}
+	v, _ := sharedMaps.LoadOrStore(b.String(), m)
+	return v.(map[string]any)
 }
 
 // IsCompact reports whether s was made by Compact.
@@ -495,7 +524,7 @@ func (c *encoded) json(body map[string]any) ([]byte, error) {
 	c.jsonOnce.Do(func() {
 		var b bytes.Buffer
 		c.jsonErr = writeJSON(&b, body)
-		c.body = b.Bytes()
+		c.body = bytes.Clone(b.Bytes()) // without the buffer's spare capacity: kept for the set's life
 	})
 	return c.body, c.jsonErr
 }
