@@ -55,10 +55,12 @@ func ledgerGC(getenv func(string) string) (restore func()) {
 const serveLoadGCPercent = 40
 
 // serveLoadGC applies serveLoadGCPercent unless the user set GOGC or
-// GOMEMLIMIT, and returns a func that restores the previous setting,
-// returns the loading garbage to the OS and sets a soft memory limit of
-// serveHeadroom over the loaded set: with GOGC=100 alone the heap of a
-// large served set would grow to twice the set between collections.
+// GOMEMLIMIT, and returns a func to call once the set is loaded: it
+// returns the loading garbage to the OS and sets the GC percent of serving
+// (serveGCPercent of the loaded heap). With GOGC=100 the heap of a large
+// served set would grow to twice the set between collections; a percent
+// (not a memory limit) keeps the heap proportional as kept streams grow,
+// without a collector that runs flat out near a limit.
 func serveLoadGC(getenv func(string) string) (loaded func()) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -66,14 +68,20 @@ func serveLoadGC(getenv func(string) string) (loaded func()) {
 	old := debug.SetGCPercent(serveLoadGCPercent)
 	return func() {
 		runtime.GC()
-		debug.SetGCPercent(old)
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		debug.SetMemoryLimit(int64(serveLimit(ms.HeapAlloc)))
+		debug.SetGCPercent(serveGCPercent(ms.HeapAlloc, old))
 	}
 }
 
-// serveLimit is the soft memory limit of serving a set whose live heap is
-// live bytes: 40% over it plus 64 MiB for the requests in flight.
-func serveLimit(live uint64) uint64 { return live + live*2/5 + 64<<20 }
+// serveGCPercent is the GC percent of serving a set whose live heap is
+// live bytes: the heap may grow 30% plus 32 MiB (the requests in flight)
+// over it, never more than the previous setting old allowed.
+func serveGCPercent(live uint64, old int) int {
+	p := 30 + int(32<<20*100/max(live, 1))
+	if old >= 0 && p > old {
+		return old
+	}
+	return p
+}
