@@ -206,7 +206,7 @@ func NewTransport(opts Options) (*Transport, error) {
 	t := &Transport{mode: opts.Mode, display: display, src: SourceTransport{Root: opts.Root}}
 
 	if opts.Mode == Replay {
-		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate})
+		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate, Serve: true})
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return nil, fmt.Errorf("traceforge: snapshot folder %s: %w (record first: %s=record go test ./...)", display, fs.ErrNotExist, ModeEnv)
 		}

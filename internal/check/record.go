@@ -30,6 +30,10 @@ type Options struct {
 	// its memory must not grow with the size of the snapshots. Replay,
 	// record and list need full records.
 	Slim bool
+	// Trim, when set (and Slim is not), replaces each checked snapshot
+	// before the set keeps it: a set that is only served keeps what replay
+	// needs (replay.Compact), not every decoded record.
+	Trim func(*Snapshot) *Snapshot
 }
 
 // Snapshot is one checked snapshot file.

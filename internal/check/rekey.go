@@ -50,7 +50,7 @@ var rekeyable = map[string]bool{RuleRekey: true, RuleLineage: true, RuleCollisio
 // has a problem rekeying cannot fix, nothing is written and the error wraps
 // ErrRekeyRefused. The caller holds the set's lock.
 func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error) {
-	opts.Slim = false
+	opts.Slim, opts.Trim = false, nil
 	set, err := CheckSet(st, opts, nil)
 	if err != nil {
 		return nil, err

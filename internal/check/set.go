@@ -131,8 +131,11 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 					continue
 				}
 				s, fs := CheckBytes(e.Rel, data, opts)
-				if s != nil && opts.Slim {
+				switch {
+				case s != nil && opts.Slim:
 					s = s.lean()
+				case s != nil && opts.Trim != nil:
+					s = opts.Trim(s)
 				}
 				results[i] = out{s, fs}
 			}

@@ -1,6 +1,9 @@
 package cli
 
-import "runtime/debug"
+import (
+	"runtime"
+	"runtime/debug"
+)
 
 // Garbage-collector settings of a static-only verify (BENCHMARKS.md): its
 // live heap is small (a lean set: ids, keys and hashes) while it allocates
@@ -42,4 +45,43 @@ func ledgerGC(getenv func(string) string) (restore func()) {
 	}
 	old := debug.SetMemoryLimit(ledgerMemLimit)
 	return func() { debug.SetMemoryLimit(old) }
+}
+
+// serveLoadGCPercent is the GOGC of loading a set that is served (verify
+// --serve, verify -- COMMAND): the check allocates ~70 KB per file while
+// the kept compact set grows, so with GOGC=100 the heap peaks at twice the
+// set; a tighter goal while loading keeps the peak (RSS) near the set's
+// size. Serving runs with the previous setting.
+const serveLoadGCPercent = 40
+
+// serveLoadGC applies serveLoadGCPercent unless the user set GOGC or
+// GOMEMLIMIT, and returns a func to call once the set is loaded: it
+// returns the loading garbage to the OS and sets the GC percent of serving
+// (serveGCPercent of the loaded heap). With GOGC=100 the heap of a large
+// served set would grow to twice the set between collections; a percent
+// (not a memory limit) keeps the heap proportional as kept streams grow,
+// without a collector that runs flat out near a limit.
+func serveLoadGC(getenv func(string) string) (loaded func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(serveLoadGCPercent)
+	return func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		debug.SetGCPercent(serveGCPercent(ms.HeapAlloc, old))
+	}
+}
+
+// serveGCPercent is the GC percent of serving a set whose live heap is
+// live bytes: the heap may grow 30% plus 32 MiB (the requests in flight)
+// over it, never more than the previous setting old allowed.
+func serveGCPercent(live uint64, old int) int {
+	p := 30 + int(32<<20*100/max(live, 1))
+	if old >= 0 && p > old {
+		return old
+	}
+	return p
 }

@@ -64,3 +64,38 @@ func TestLedgerGCSettings(t *testing.T) {
 		restore()
 	}
 }
+
+// Loading a served set runs at serveLoadGCPercent; once loaded, serving
+// runs at serveGCPercent of the live heap (at most the previous percent);
+// GOGC or GOMEMLIMIT in the environment leave the settings alone.
+func TestServeLoadGCSettings(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	defer debug.SetGCPercent(before)
+
+	loaded := serveLoadGC(getenv)
+	if p := debug.SetGCPercent(serveLoadGCPercent); p != serveLoadGCPercent {
+		t.Errorf("GC percent %d while loading, want %d", p, serveLoadGCPercent)
+	}
+	loaded()
+	if p := debug.SetGCPercent(before); p <= serveLoadGCPercent || p > before {
+		t.Errorf("GC percent %d when serving, want in (%d, %d]", p, serveLoadGCPercent, before)
+	}
+	for _, c := range []struct {
+		live      uint64
+		old, want int
+	}{{320 << 20, 100, 40}, {6400 << 20, 100, 30}, {1 << 20, 100, 100}, {1 << 20, -1, 3230}, {320 << 20, 35, 35}} {
+		if got := serveGCPercent(c.live, c.old); got != c.want {
+			t.Errorf("serveGCPercent(%d MiB, %d) = %d, want %d", c.live>>20, c.old, got, c.want)
+		}
+	}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		env = map[string]string{k: "200"}
+		serveLoadGC(getenv)()
+		if p := debug.SetGCPercent(before); p != before {
+			t.Errorf("%s set: GC percent changed to %d", k, p)
+		}
+	}
+}

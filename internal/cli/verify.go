@@ -214,9 +214,16 @@ func verifyRun(o *verifyOptions) error {
 	if staticOnly {
 		defer staticGC(o.IO.Getenv)()
 	}
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly})
+	var served func()
+	if !staticOnly && !o.Live {
+		served = serveLoadGC(o.IO.Getenv)
+	}
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly, Serve: !staticOnly && !o.Live})
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
+	}
+	if served != nil {
+		served()
 	}
 	rep.FailOnUnused = o.FailOnUnused
 	o.root = proj.Root

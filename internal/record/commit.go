@@ -11,6 +11,7 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -63,11 +64,17 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		st.answered, st.fields = true, fields
 	}
 
-	if old != nil && provider.Equal(old.Record.Response.Fields, fields) {
+	var oldRec *snapshot.Record
+	if old != nil {
+		// A compact snapshot (--only-missing) is read again; one that
+		// cannot be is recorded anew (counted as changed).
+		oldRec, _ = replay.FullRecord(old)
+	}
+	if oldRec != nil && provider.Equal(oldRec.Response.Fields, fields) {
 		// Same answer: the file stays as it is. Where the call was made is
 		// settled once the run is over (settleSources), so that calls from
 		// several places never rewrite it back and forth.
-		st.rec, st.source, st.kept = old.Record.Raw, old.Record.Source, true
+		st.rec, st.source, st.kept = oldRec.Raw, oldRec.Source, true
 		st.setOK()
 		st.seeSource(src, c.describe())
 		r.count(func(c *counts) { c.unchanged++ })

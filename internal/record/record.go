@@ -338,7 +338,13 @@ func (r *Recorder) load() error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder", r.display)
 	}
-	set, err := check.CheckSet(r.store, r.cfg.Check, nil)
+	opts := r.cfg.Check
+	if r.cfg.OnlyMissing {
+		// Hits are served from the set: keep what replay needs, not every
+		// decoded record.
+		opts.Trim = func(s *check.Snapshot) *check.Snapshot { return replay.Compact(s, r.store.Dir, nil) }
+	}
+	set, err := check.CheckSet(r.store, opts, nil)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.display, err)
 	}

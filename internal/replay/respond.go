@@ -27,6 +27,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Index is a checked set indexed by full request key. It counts hits, so
@@ -79,8 +80,11 @@ func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool
 	if s == nil || s.Record == nil {
 		return "", ChainParent{}, false
 	}
-	id, ok := s.Record.Response.Body["id"].(string)
-	if !ok || id == "" {
+	id := s.ResponseID // kept by Compact, which drops the body
+	if id == "" {
+		id, _ = s.Record.Response.Body["id"].(string)
+	}
+	if id == "" {
 		return "", ChainParent{}, false
 	}
 	return id, ChainParent{ID: s.Record.ID, Turn: max(s.Record.Turn, 1)}, true
@@ -161,6 +165,13 @@ func (ix *Index) Unused() []*check.Snapshot {
 // synthesized from the normalized fields by its format (Format.SynthesizeBody)
 // (synthesized = true). The result must not be modified.
 func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) {
+	if enc := lookupEncoded(s); enc.compact {
+		if enc.bodyErr != nil {
+			return nil, enc.synth, enc.bodyErr
+		}
+		body, err = enc.decode()
+		return body, enc.synth, err
+	}
 	rec := s.Record
 	if rec.Response.Body != nil {
 		return rec.Response.Body, false, nil
@@ -179,6 +190,116 @@ func Body(s *check.Snapshot) (body map[string]any, synthesized bool, err error) 
 		return nil, true, fmt.Errorf("snapshot %s: has no response body and its format cannot synthesize one", s.Rel)
 	}
 	return body, true, nil
+}
+
+// Compact returns what replay needs of a checked snapshot (check.Options.Trim
+// for sets that are only served): the snapshot's metadata and a record
+// holding its id, provider, endpoint, timestamp, source, lineage, request
+// headers, latency and the request's model — no request, response fields,
+// body or raw value — with the response body encoded once, as Respond sends
+// it (a body-less snapshot's synthesized body, or the error that prevents
+// one). fingerprint is kept for closeness (Fingerprint); dir is the snapshot
+// folder FullRecord re-reads the file from. Respond answers a compact
+// snapshot byte for byte like the full one.
+func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapshot {
+	if s == nil || s.Record == nil {
+		return s
+	}
+	rec := s.Record
+	c := *s
+	c.Record = &snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
+		Endpoint: rec.Endpoint, RequestHeaders: shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers,
+		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
+		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
+	if m, ok := rec.Request["model"]; ok {
+		c.Record.Request = shared(map[string]any{"model": m})
+	}
+	enc := &encoded{compact: true, fingerprint: fingerprint, dir: dir}
+	var body map[string]any
+	body, enc.synth, enc.bodyErr = Body(s)
+	if enc.bodyErr == nil {
+		_, _ = enc.json(body) // the error is kept and returned by json
+	}
+	k := weak.Make(&c)
+	encodedCache.Store(k, enc)
+	runtime.AddCleanup(&c, func(k weak.Pointer[check.Snapshot]) { encodedCache.Delete(k) }, k)
+	return &c
+}
+
+// sharedMaps holds one copy of each small flat map compact snapshots keep
+// (the request's model, the request headers): a set repeats a few of them
+// across thousands of snapshots. The maps are read-only, like the records.
+var sharedMaps sync.Map // canonical text → map[string]any
+
+// shared returns the shared copy of m, a flat map of strings (JSON
+// numbers included) — any other map is returned as it is.
+func shared(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return m
+	}
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		switch v.(type) {
+		case string, json.Number:
+		default:
+			return m
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q:%T:%q;", k, m[k], fmt.Sprint(m[k]))
+	}
+	v, _ := sharedMaps.LoadOrStore(b.String(), m)
+	return v.(map[string]any)
+}
+
+// IsCompact reports whether s was made by Compact.
+func IsCompact(s *check.Snapshot) bool { return lookupEncoded(s).compact }
+
+// Fingerprint is the fingerprint Compact kept for s; ok is false for a
+// snapshot that is not compact.
+func Fingerprint(s *check.Snapshot) (fp []uint64, ok bool) {
+	enc := lookupEncoded(s)
+	return enc.fingerprint, enc.compact
+}
+
+// FullRecord returns the complete record of s: s.Record itself, or for a
+// compact snapshot the record read again from its file (a miss explanation
+// needs the full request of a few snapshots only).
+func FullRecord(s *check.Snapshot) (*snapshot.Record, error) {
+	enc := lookupEncoded(s)
+	if !enc.compact {
+		return s.Record, nil
+	}
+	data, err := (&snapshot.Store{Dir: enc.dir}).ReadRel(s.Rel, snapshot.MaxSnapshotFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.Rel, err)
+	}
+	doc, err := snapshot.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.Rel, err)
+	}
+	m, _ := doc.(map[string]any)
+	recs, _ := m["snapshots"].([]any)
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("snapshot %s: has no record any more", s.Rel)
+	}
+	rv, _ := recs[0].(map[string]any)
+	rec := snapshot.RecordFromValue(s.Provider, rv)
+	if rec.ID != s.Record.ID || rec.Hash != s.Record.Hash {
+		return nil, fmt.Errorf("snapshot %s: changed on disk since it was checked", s.Rel)
+	}
+	return rec, nil
+}
+
+// lookupEncoded is s's cache entry, a zero one when it has none.
+func lookupEncoded(s *check.Snapshot) *encoded {
+	if v, ok := encodedCache.Load(weak.Make(s)); ok {
+		return v.(*encoded)
+	}
+	return &encoded{}
 }
 
 // format is the wire format of a snapshot's record.
@@ -220,7 +341,15 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
 		return res, err
 	}
-	body, synth, err := Body(s)
+	enc := encodedOf(s)
+	var body map[string]any
+	var synth bool
+	var err error
+	if enc.compact {
+		synth, err = enc.synth, enc.bodyErr
+	} else {
+		body, synth, err = Body(s)
+	}
 	res.Synthesized = synth
 	if err != nil {
 		provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
@@ -228,7 +357,7 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 	}
 	var payload []byte
 	if !req.Stream {
-		if payload, err = encodedOf(s).json(body); err != nil {
+		if payload, err = enc.json(body); err != nil {
 			err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
 			provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
 			return res, err
@@ -270,7 +399,6 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		h.Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
 	}
-	enc := encodedOf(s)
 	if events := enc.cachedStream(req.IncludeUsage); events != nil {
 		start()
 		for _, ev := range events {
@@ -280,6 +408,15 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 			flush()
 		}
 		return res, nil
+	}
+	if enc.compact {
+		// A compact snapshot keeps only the encoded body: decode it again
+		// (the same values snapshot.Decode gave the check).
+		if body, err = enc.decode(); err != nil {
+			err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
+			provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
+			return res, err
+		}
 	}
 	sw := &streamWriter{w: w, start: start, keep: true}
 	err = format(s).SynthesizeStream(body, req.IncludeUsage, sw, flush)
@@ -341,6 +478,15 @@ type encoded struct {
 	jsonErr  error
 
 	streams [2]atomic.Pointer[chunks] // without, with the usage chunk
+
+	// Set by Compact, whose snapshot has no body: body is encoded at load
+	// (compact = true); synth and bodyErr are Body's results; fingerprint
+	// and dir serve closeness (Fingerprint) and FullRecord.
+	compact     bool
+	synth       bool
+	bodyErr     error
+	fingerprint []uint64
+	dir         string
 }
 
 var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
@@ -357,12 +503,28 @@ func encodedOf(s *check.Snapshot) *encoded {
 	return v.(*encoded)
 }
 
+// decode returns the body of a compact snapshot, decoded from its JSON.
+func (c *encoded) decode() (map[string]any, error) {
+	if c.jsonErr != nil {
+		return nil, c.jsonErr
+	}
+	v, err := snapshot.Decode(c.body)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("response body is %T, not a JSON object", v)
+	}
+	return m, nil
+}
+
 // json is the body as JSON (one line, LF-terminated).
 func (c *encoded) json(body map[string]any) ([]byte, error) {
 	c.jsonOnce.Do(func() {
 		var b bytes.Buffer
 		c.jsonErr = writeJSON(&b, body)
-		c.body = b.Bytes()
+		c.body = bytes.Clone(b.Bytes()) // without the buffer's spare capacity: kept for the set's life
 	})
 	return c.body, c.jsonErr
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -78,7 +79,11 @@ func (n *Nearest) prepare() {
 			if s.Record == nil {
 				continue
 			}
-			n.feats[i] = features(s.Record.Request)
+			if fp, ok := replay.Fingerprint(s); ok {
+				n.feats[i] = fp
+			} else {
+				n.feats[i] = features(s.Record.Request)
+			}
 			n.model[i], _ = s.Record.Request["model"].(string)
 		}
 	})
@@ -231,8 +236,20 @@ func explain(display string, cands []Candidate, req *provider.Request, kc *provi
 	}
 	for i, c := range cands {
 		s := c.Snapshot
-		skc := provider.WithNormalizer(provider.RecordKeyContext(s.Record.ParentID, s.Record.Turn), norm)
-		a := keyDocument(s.Provider, provider.Endpoint(s.Record.Endpoint), s.Record.Request, s.Record.RequestHeaders, skc)
+		rec, err := replay.FullRecord(s)
+		if err != nil {
+			// The file went away or changed while serving: say so instead
+			// of comparing against a partial record.
+			nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
+				Source: s.Record.Source.Display(), Changes: []string{"(cannot compare: " + err.Error() + ")"}}
+			near = append(near, nr)
+			if i == 0 {
+				diff = "cannot diff against " + display + "/" + s.Rel + ": " + err.Error() + "\n"
+			}
+			continue
+		}
+		skc := provider.WithNormalizer(provider.RecordKeyContext(rec.ParentID, rec.Turn), norm)
+		a := keyDocument(s.Provider, provider.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, skc)
 		nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
 			Source: s.Record.Source.Display()}
 		nr.Changes = keyChanges(a, b)

@@ -252,7 +252,19 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 // loadSet runs the static checks and fails the test on any finding.
 func loadSet(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
 	t.Helper()
-	rep, set, err := Static(StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
+	return load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
+}
+
+// loadServed is loadSet keeping only what replay needs (StaticOptions.Serve),
+// as verify --serve and verify -- COMMAND load the set.
+func loadServed(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
+	t.Helper()
+	return load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg, Serve: true})
+}
+
+func load(t testing.TB, o StaticOptions) (*render.VerifyReport, *check.SetResult) {
+	t.Helper()
+	rep, set, err := Static(o)
 	if err != nil {
 		t.Fatal(err)
 	}

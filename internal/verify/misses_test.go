@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -57,7 +58,7 @@ func missSet(t *testing.T) string {
 // the project, else at the closest snapshot.
 func TestMissesExplained(t *testing.T) {
 	root := missSet(t)
-	_, set := loadSet(t, filepath.Join(root, ".ai-snapshots"), nil)
+	_, set := loadServed(t, filepath.Join(root, ".ai-snapshots"), nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Root: root})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
@@ -141,7 +142,7 @@ func TestNearestSkipsOtherProviders(t *testing.T) {
 	if _, err := snapshottest.WriteSet(dir, snapshottest.OpenAIChat("a"), snapshottest.AnthropicMessage("a"), snapshottest.AnthropicMessage("b")); err != nil {
 		t.Fatal(err)
 	}
-	_, set := loadSet(t, dir, nil)
+	_, set := loadServed(t, dir, nil)
 	req, err := registry.Parse("POST", "/v1/chat/completions", nil, marshalJSON(t, snapshottest.OpenAIChat("b").Request))
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	if _, err := snapshottest.WriteSet(dir, it); err != nil {
 		t.Fatal(err)
 	}
-	_, set := loadSet(t, dir, cfg)
+	_, set := loadServed(t, dir, cfg)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
@@ -245,5 +246,44 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "matched via date, drop (2 request(s))") {
 		t.Errorf("text report:\n%s", b.String())
+	}
+}
+
+// A served set keeps no requests (replay.Compact): an explained miss reads
+// its closest snapshots' files again. A file rewritten while the server ran
+// is named with the reason instead of being compared as if it were the
+// snapshot that was checked.
+func TestMissExplainedFromServedSetRereadsFiles(t *testing.T) {
+	root := missSet(t)
+	dir := filepath.Join(root, ".ai-snapshots")
+	_, set := loadServed(t, dir, nil)
+	for _, s := range set.Snapshots {
+		if !replay.IsCompact(s) || len(s.Record.Request) != 1 {
+			t.Fatalf("%s: the served set keeps the request %v", s.Rel, s.Record.Request)
+		}
+	}
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Root: root})
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
+	defer srv.Close()
+	changed := snapshottest.OpenAIChat("Summarize the report for Tuesday").Request
+	c := call{name: "changed", provider: provider.OpenAI, path: "/v1/chat/completions", body: changed}
+	if resp, _ := send(t, srv.URL, c, changed, map[string]string{"X-Traceforge-Source": "app/ask.go:12:ask"}); resp.StatusCode != 404 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	first := rs.Finish().Misses[0]
+	if len(first.Near) != NearestCount || !strings.Contains(first.Diff, "-        \"content\": \"Summarize the report for Monday\",") {
+		t.Fatalf("explained miss from re-read files: %+v\n%s", first.Near, first.Diff)
+	}
+	closest := strings.TrimPrefix(first.Near[0].File, ".ai-snapshots/")
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(closest)), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := rs.Finish().Misses[0]
+	if len(m.Near[0].Changes) != 1 || !strings.Contains(m.Near[0].Changes[0], "cannot compare: snapshot "+closest) ||
+		!strings.HasPrefix(m.Diff, "cannot diff against .ai-snapshots/"+closest) {
+		t.Fatalf("rewritten closest file: %+v\n%s", m.Near[0], m.Diff)
+	}
+	if m.Near[1].Changes[0] != first.Near[1].Changes[0] {
+		t.Errorf("the other candidates are still compared: %v vs %v", m.Near[1].Changes, first.Near[1].Changes)
 	}
 }

@@ -27,7 +27,7 @@ func TestReplayReproducesUpstream(t *testing.T) {
 	recordedCalls := up.Requests()
 	up.Close()
 
-	_, set := loadSet(t, rec.dir, nil)
+	_, set := loadServed(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
@@ -91,7 +91,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 	calls = append(calls, table()[6])
 	rec := recordTable(t, up, calls)
 	up.Close()
-	_, set := loadSet(t, rec.dir, nil)
+	_, set := loadServed(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
@@ -174,7 +174,7 @@ func TestClosestPrefersSourceThenModel(t *testing.T) {
 		{"c", provider.OpenAI, "/v1/chat/completions", openaiChat("Gamma prompt about cats and dogs", nil), nil},
 	}
 	rec := recordTable(t, up, calls)
-	_, set := loadSet(t, rec.dir, nil)
+	_, set := loadServed(t, rec.dir, nil)
 	rel := func(c call, i int) string {
 		for _, s := range set.Snapshots {
 			if s.Record.Source == c.source(i) {
@@ -211,7 +211,7 @@ func TestReplayReportGolden(t *testing.T) {
 	legacy := snapshottest.OpenAIChat("a snapshot migrated from 0.9.0, without body")
 	rec := recordTable(t, up, calls, legacy)
 	up.Close()
-	_, set := loadSet(t, rec.dir, nil)
+	_, set := loadServed(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
@@ -278,7 +278,7 @@ func TestReplayLatencyAndGuard(t *testing.T) {
 	up := startUpstream(t, fakeupstream.Options{})
 	calls := table()[:1]
 	rec := recordTable(t, up, calls)
-	_, set := loadSet(t, rec.dir, nil)
+	_, set := loadServed(t, rec.dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Latency: true})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()

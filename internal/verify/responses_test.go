@@ -36,7 +36,7 @@ func TestReplayResponsesChain(t *testing.T) {
 	a := upstream[0]
 	up.Close()
 
-	_, set := loadSet(t, dir, nil)
+	_, set := loadServed(t, dir, nil)
 	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()

@@ -64,7 +64,9 @@ type miss struct {
 
 // NewReplayServer builds the server over o.Set.
 func NewReplayServer(o ReplayOptions) *ReplayServer {
-	return &ReplayServer{o: o, ix: replay.NewIndex(o.Set), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+	ix := replay.NewIndex(o.Set)
+	o.Set = nil // the index keeps what serving needs; the rest of the set (file list, manifest, findings) can go
+	return &ReplayServer{o: o, ix: ix, misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared

@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -61,6 +62,10 @@ type StaticOptions struct {
 	// Slim keeps only record metadata (check.Options.Slim): for static-only
 	// runs, whose memory must not grow with the snapshots' size.
 	Slim bool
+	// Serve keeps, per snapshot, only what the replay server needs
+	// (replay.Compact, with the request's closeness fingerprint): for sets
+	// that are served, not re-run live. Ignored with Slim.
+	Serve bool
 }
 
 // Static runs every static check over the set and returns the report and
@@ -84,7 +89,13 @@ func Static(o StaticOptions) (*render.VerifyReport, *check.SetResult, error) {
 	if o.Shard != nil {
 		keep = o.Shard.Keep
 	}
-	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}, keep)
+	opts := check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}
+	if o.Serve {
+		opts.Trim = func(s *check.Snapshot) *check.Snapshot {
+			return replay.Compact(s, o.Dir, features(s.Record.Request))
+		}
+	}
+	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, opts, keep)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,151 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/snapshottest"
+)
+
+// respondBytes is what Respond writes for req from s: status, the headers
+// replay sets, and the body.
+func respondBytes(t *testing.T, req *provider.Request, s *check.Snapshot) (int, http.Header, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	if _, err := Respond(context.Background(), rec, req, s, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Code, rec.Header(), rec.Body.String()
+}
+
+// A compact snapshot (what a served set keeps) answers byte for byte like
+// the full one — stored and synthesized bodies, plain and streamed, with
+// and without the usage chunk, a stream too large to keep included — and
+// holds neither the request nor the response's decoded values.
+func TestCompactRespondsLikeFull(t *testing.T) {
+	items := []snapshottest.Item{
+		withBody(snapshottest.OpenAIChat("stored body")),
+		snapshottest.OpenAIChat("synthesized body"),
+		withBody(snapshottest.AnthropicMessage("stored body")),
+		snapshottest.AnthropicMessage("synthesized body"),
+	}
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
+		t.Fatal(err)
+	}
+	full, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
+	if err != nil || !full.Valid() {
+		t.Fatalf("full set: %v %v", err, full.Findings)
+	}
+	served, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Trim: func(s *check.Snapshot) *check.Snapshot {
+		return Compact(s, dir, []uint64{7})
+	}}, nil)
+	if err != nil || !served.Valid() {
+		t.Fatalf("served set: %v %v", err, served.Findings)
+	}
+	fix, cix := NewIndex(full), NewIndex(served)
+	for _, it := range items {
+		path, h := "/v1/chat/completions", http.Header{}
+		if it.Provider == "anthropic" {
+			path = "/v1/messages"
+			h.Set("anthropic-version", "2023-06-01")
+		}
+		for _, extra := range []map[string]any{nil, {"stream": true}, {"stream": true, "stream_options": map[string]any{"include_usage": true}}} {
+			req, err := registry.Parse("POST", path, h, reqBody(t, it, extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, cs := fix.Lookup(req.Key), cix.Lookup(req.Key)
+			if fs == nil || cs == nil {
+				t.Fatalf("%s %v: miss (full %v, compact %v)", it.Response.Content, extra, fs != nil, cs != nil)
+			}
+			// Twice: the first compact reply builds the kept stream.
+			for range 2 {
+				fc, fh, fb := respondBytes(t, req, fs)
+				cc, ch, cb := respondBytes(t, req, cs)
+				if fc != cc || fb != cb || !reflect.DeepEqual(fh, ch) {
+					t.Fatalf("%s/%s %v: compact reply differs\nfull    %d %v %q\ncompact %d %v %q", it.Provider, it.Response.Content, extra, fc, fh, fb, cc, ch, cb)
+				}
+			}
+		}
+	}
+	for _, s := range cix.Snapshots() {
+		r := s.Record
+		if !IsCompact(s) || r.Raw != nil || r.Response.Body != nil || r.Response.Content != "" || len(r.Request) != 1 || r.Request["model"] == nil {
+			t.Errorf("%s keeps more than serving needs: %+v", s.Rel, r)
+		}
+		if fp, ok := Fingerprint(s); !ok || !reflect.DeepEqual(fp, []uint64{7}) {
+			t.Errorf("%s fingerprint %v %v", s.Rel, fp, ok)
+		}
+		fs := fix.Get(s.Key)
+		wantBody, wantSynth, _ := Body(fs)
+		gotBody, gotSynth, err := Body(s)
+		if err != nil || gotSynth != wantSynth || !reflect.DeepEqual(gotBody, wantBody) {
+			t.Errorf("%s Body: %v %v, want synthesized %v", s.Rel, err, gotSynth, wantSynth)
+		}
+		rec, err := FullRecord(s)
+		if err != nil || !reflect.DeepEqual(rec, fs.Record) {
+			t.Errorf("%s FullRecord: %v\n got %+v\nwant %+v", s.Rel, err, rec, fs.Record)
+		}
+		if !reflect.DeepEqual(r.RequestHeaders, fs.Record.RequestHeaders) || r.Request["model"] != fs.Record.Request["model"] {
+			t.Errorf("%s: headers %v model %v, want %v %v", s.Rel, r.RequestHeaders, r.Request["model"], fs.Record.RequestHeaders, fs.Record.Request["model"])
+		}
+		if IsCompact(fs) {
+			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
+		}
+		if _, ok := Fingerprint(fs); ok {
+			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)
+		}
+	}
+	// Equal small maps are kept once across the set.
+	var models, headers = map[string]bool{}, map[uintptr]bool{}
+	for _, s := range cix.Snapshots() {
+		models[fmt.Sprintf("%p", s.Record.Request)] = true
+		if s.Provider == "anthropic" {
+			headers[reflect.ValueOf(s.Record.RequestHeaders).Pointer()] = true
+		}
+	}
+	if len(models) != 2 || len(headers) != 1 {
+		t.Errorf("shared maps: %d request maps for 2 models, %d header maps for 1 set of headers", len(models), len(headers))
+	}
+	// A file rewritten after the set was checked is not passed off as the
+	// served snapshot.
+	s := cix.Snapshots()[0]
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(s.Rel)), []byte(`{"version":"1.1.0","snapshots":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FullRecord(s); err == nil || !strings.Contains(err.Error(), s.Rel) {
+		t.Fatalf("FullRecord of a rewritten file: %v", err)
+	}
+}
+
+// A compact snapshot whose stream is too large to keep re-decodes its body
+// for every streamed reply, and the reply is the full snapshot's.
+func TestCompactLargeStream(t *testing.T) {
+	big := bigAnswer(keepLimit * 2)
+	c := Compact(big, t.TempDir(), nil)
+	for _, stream := range []bool{false, true} {
+		req := bigRequest(t, big, stream)
+		for range 2 {
+			fc, fh, fb := respondBytes(t, req, big)
+			cc, ch, cb := respondBytes(t, req, c)
+			if fc != cc || fb != cb || !reflect.DeepEqual(fh, ch) {
+				t.Fatalf("stream=%v: compact reply differs (%d vs %d bytes)", stream, len(fb), len(cb))
+			}
+		}
+	}
+	if got := encodedOf(c).cachedStream(false); got != nil {
+		t.Fatalf("a %d-byte stream was kept", keepLimit*2)
+	}
+}
