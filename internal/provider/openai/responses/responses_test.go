@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/formattest"
 	"github.com/traceforge/traceforge/internal/provider/openai/responses"
-	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // The testdata answers were written by the fake upstream
@@ -40,25 +40,10 @@ func decode(t testing.TB, s string) map[string]any {
 
 func assemble(t testing.TB, stream []byte, chunk int) (map[string]any, error) {
 	t.Helper()
-	a := responses.New().NewAssembler()
-	for len(stream) > 0 {
-		n := min(chunk, len(stream))
-		if _, err := a.Write(stream[:n]); err != nil {
-			return nil, err
-		}
-		stream = stream[n:]
-	}
-	return a.Done()
+	return formattest.Assemble(responses.New(), stream, chunk)
 }
 
-func canonical(t testing.TB, v any) string {
-	t.Helper()
-	b, err := snapshot.Canonical(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+func canonical(t testing.TB, v any) string { return formattest.Canon(t, v) }
 
 // TestStreamAndPlainGiveTheSameFields: a streamed call and the same call
 // made plain give equal fields (the one equality), whatever the chunking;
