@@ -72,18 +72,6 @@ func runFormatReplay(cfg *Config) ([]ReplayRow, error) {
 	return rows, nil
 }
 
-// RunFormats measures only the FormatKinds replay rows (tfbench run -only
-// formats): no static verify, chat replay, record or Go benchmarks.
-func RunFormats(cfg Config) (*Results, error) {
-	res := &Results{Config: cfg, Machine: DescribeMachine()}
-	rows, err := runFormatReplay(&cfg)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	res.Replay = rows
-	return res, nil
-}
-
 // formatTargets: streamed replay of each FormatKinds call costs at most
 // twice the floor's CPU per request (issue 12 item 6); plain calls are held
 // to the chat rows' 2× as well.

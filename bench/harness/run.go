@@ -43,7 +43,16 @@ type Config struct {
 	GoBench  bool          // run the Go benchmarks
 	Command  string        // how the run was started, for the report
 	Log      io.Writer
+	// Only, when not empty, limits Run to these parts (see Parts); the
+	// Markdown of such a run is printed, never written to BENCHMARKS.md.
+	Only map[string]bool
 }
+
+// Parts are the sections Run measures, in order, for Config.Only.
+var Parts = []string{"static", "ledger", "replay", "formats", "record", "gobench"}
+
+// wants reports whether the run measures part.
+func (c *Config) wants(part string) bool { return len(c.Only) == 0 || c.Only[part] }
 
 // Results is everything a run measured.
 type Results struct {
@@ -107,38 +116,51 @@ func (c *Config) bin(name string) string { return filepath.Join(c.Root, "bin", n
 // Run measures everything cfg asks for.
 func Run(cfg Config) (*Results, error) {
 	res := &Results{Config: cfg, Machine: DescribeMachine()}
-	for _, n := range cfg.Sizes {
-		if _, err := EnsureSet(&cfg, n); err != nil {
-			return nil, err
+	if cfg.wants("static") || cfg.wants("ledger") || cfg.wants("replay") {
+		for _, n := range cfg.Sizes {
+			if _, err := EnsureSet(&cfg, n); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, n := range cfg.Sizes {
-		row, err := runStatic(&cfg, n)
-		if err != nil {
-			return nil, fmt.Errorf("static verify at %d: %w", n, err)
+		if cfg.wants("static") {
+			row, err := runStatic(&cfg, n)
+			if err != nil {
+				return nil, fmt.Errorf("static verify at %d: %w", n, err)
+			}
+			res.Static = append(res.Static, row)
 		}
-		res.Static = append(res.Static, row)
-		lrow, err := runLedger(&cfg, n)
-		if err != nil {
-			return nil, fmt.Errorf("stats/tree at %d: %w", n, err)
+		if cfg.wants("ledger") {
+			lrow, err := runLedger(&cfg, n)
+			if err != nil {
+				return nil, fmt.Errorf("stats/tree at %d: %w", n, err)
+			}
+			res.Ledger = append(res.Ledger, lrow)
 		}
-		res.Ledger = append(res.Ledger, lrow)
 	}
-	rows, notes, err := runReplay(&cfg)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+	if cfg.wants("replay") {
+		rows, notes, err := runReplay(&cfg)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		res.Replay, res.Notes = rows, append(res.Notes, notes...)
 	}
-	res.Replay, res.Notes = rows, append(res.Notes, notes...)
-	if rows, err = runFormatReplay(&cfg); err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+	if cfg.wants("formats") {
+		rows, err := runFormatReplay(&cfg)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		res.Replay = append(res.Replay, rows...)
 	}
-	res.Replay = append(res.Replay, rows...)
-	rec, err := runRecord(&cfg)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
+	if cfg.wants("record") {
+		rec, err := runRecord(&cfg)
+		if err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		res.Record = rec
 	}
-	res.Record = rec
-	if cfg.GoBench {
+	if cfg.GoBench && cfg.wants("gobench") {
 		gb, err := RunGoBench(&cfg)
 		if err != nil {
 			return nil, fmt.Errorf("go benchmarks: %w", err)

@@ -23,6 +23,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,12 +78,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	work := fs.String("work", filepath.Join(os.TempDir(), "traceforge-bench"), "scratch folder for generated sets (kept between runs)")
 	noAimock := fs.Bool("no-aimock", false, "skip aimock")
 	noGoBench := fs.Bool("no-gobench", false, "skip the Go benchmarks")
-	only := fs.String("only", "", `"formats": only the Responses and Gemini replay rows, printed (BENCHMARKS.md is not rewritten)`)
+	only := fs.String("only", "", "comma-separated parts to measure ("+strings.Join(harness.Parts, ", ")+"); printed, BENCHMARKS.md is not rewritten")
+	sizes := fs.String("sizes", "", "comma-separated set sizes (default 1000,10000,100000; quick: 1000)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *only != "" && *only != "formats" {
-		return fmt.Errorf("-only %q: the only filter is -only formats", *only)
+	parts := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !slices.Contains(harness.Parts, p) {
+			return fmt.Errorf("-only %q: the parts are %s", p, strings.Join(harness.Parts, ", "))
+		}
+		parts[p] = true
 	}
 	root, err := os.Getwd()
 	if err != nil {
@@ -108,15 +118,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(cfg.Work, 0o755); err != nil {
 		return err
 	}
-	run := harness.Run
-	if *only == "formats" {
-		run, *out = harness.RunFormats, ""
-		cfg.Command = "go build -o bin/tfbench ./bench/cmd/tfbench && bin/tfbench run -only formats"
+	if *sizes != "" {
+		cfg.Sizes = nil
+		for _, f := range strings.Split(*sizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				return fmt.Errorf("-sizes: %q is not a positive set size", f)
+			}
+			cfg.Sizes = append(cfg.Sizes, n)
+		}
+		cfg.Command += " (sizes " + *sizes + ")"
+	}
+	if len(parts) > 0 || *sizes != "" {
+		cfg.Only, *out = parts, ""
+		cfg.Command = "go build -o bin/tfbench ./bench/cmd/tfbench && bin/tfbench run " + strings.Join(os.Args[2:], " ")
 		if *quick {
 			cfg.Command = "BENCH_QUICK=1 " + cfg.Command
 		}
 	}
-	res, err := run(cfg)
+	res, err := harness.Run(cfg)
 	if err != nil {
 		return err
 	}
