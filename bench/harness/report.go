@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,10 @@ func (r *Results) replay(n int, mode, server string) *ReplayRow {
 	return nil
 }
 
+// ReplayCPUTarget is the most CPU per request replay may spend, as a
+// multiple of the floor's (issue 18).
+const ReplayCPUTarget = 1.5
+
 // Targets evaluates the issue's targets against the run.
 func (r *Results) Targets() []Target {
 	var ts []Target
@@ -53,18 +58,35 @@ func (r *Results) Targets() []Target {
 		}
 	}
 	ts = append(ts, r.ledgerTargets()...)
-	for _, mode := range []string{"plain", "stream"} {
-		n := r.Config.PeerN
-		tf, fl, am := r.replay(n, mode, "traceforge"), r.replay(n, mode, "floor"), r.replay(n, mode, "aimock")
-		if tf != nil && fl != nil && fl.RPS > 0 && fl.CPUPerReq > 0 {
-			x := tf.RPS / fl.RPS
-			ts = append(ts, Target{Name: fmt.Sprintf("replay %s req/s vs floor (%d)", mode, n), Want: "≥ 0.7×", Got: fmt.Sprintf("%.2f×", x), Met: x >= 0.7})
-			y := float64(tf.CPUPerReq) / float64(fl.CPUPerReq)
-			ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs floor (%d)", mode, n), Want: "≤ 2.0×", Got: fmt.Sprintf("%.2f×", y), Met: y <= 2.0})
+	// Replay (issue 8, tightened by issue 18): CPU per request at most
+	// 1.5× the floor's at every measured size and mode; req/s and aimock
+	// at the comparison size; memory at 100k at most twice the floor's.
+	var sizes []int
+	for _, row := range r.Replay {
+		if !slices.Contains(sizes, row.N) {
+			sizes = append(sizes, row.N)
 		}
-		if tf != nil && am != nil && am.CPUPerReq > 0 {
-			y := float64(tf.CPUPerReq) / float64(am.CPUPerReq)
-			ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs aimock (%d)", mode, n), Want: "≤ 0.20×", Got: fmt.Sprintf("%.2f× (1/%.0f)", y, 1/y), Met: y <= 0.2})
+	}
+	for _, n := range sizes {
+		for _, mode := range []string{"plain", "stream"} {
+			tf, fl := r.replay(n, mode, "traceforge"), r.replay(n, mode, "floor")
+			if tf == nil || fl == nil || fl.RPS <= 0 || fl.CPUPerReq <= 0 {
+				continue
+			}
+			if n == r.Config.PeerN {
+				x := tf.RPS / fl.RPS
+				ts = append(ts, Target{Name: fmt.Sprintf("replay %s req/s vs floor (%d)", mode, n), Want: "≥ 0.7×", Got: fmt.Sprintf("%.2f×", x), Met: x >= 0.7})
+			}
+			y := float64(tf.CPUPerReq) / float64(fl.CPUPerReq)
+			ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs floor (%d)", mode, n), Want: "≤ 1.5×", Got: fmt.Sprintf("%.2f×", y), Met: y <= ReplayCPUTarget && tf.Errors == 0})
+			if am := r.replay(n, mode, "aimock"); am != nil && am.CPUPerReq > 0 {
+				y := float64(tf.CPUPerReq) / float64(am.CPUPerReq)
+				ts = append(ts, Target{Name: fmt.Sprintf("replay %s CPU/request vs aimock (%d)", mode, n), Want: "≤ 0.20×", Got: fmt.Sprintf("%.2f× (1/%.0f)", y, 1/y), Met: y <= 0.2})
+			}
+			if n == 100000 && mode == "plain" && fl.RSS > 0 {
+				y := float64(tf.RSS) / float64(fl.RSS)
+				ts = append(ts, Target{Name: "replay server RSS vs floor (100000)", Want: "≤ 2.0×", Got: fmt.Sprintf("%.2f× (%s vs %s)", y, mb(tf.RSS), mb(fl.RSS)), Met: y <= 2.0})
+			}
 		}
 	}
 	ts = append(ts, r.formatTargets()...)
