@@ -95,3 +95,28 @@ func post(t *testing.T, url string, r gen.Request) []byte {
 	b, _ := postCT(t, url, r)
 	return b
 }
+
+// TestTimedReadsRusageAfterLongOutput: the wrapper's rusage line is found
+// after a program that printed far more than the kept 64 KB of stdout (the
+// tree JSON at 100k), so the figures are the program's, not the wrapper's.
+func TestTimedReadsRusageAfterLongOutput(t *testing.T) {
+	self := filepath.Join(t.TempDir(), "fake-tfbench")
+	script := "#!/bin/sh\nshift 2\n\"$@\"\necho \"" + RusagePrefix + "5000 7\" >&2\n"
+	if err := os.WriteFile(self, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wall, rss, _, err := Timed(self, t.TempDir(), "head", "-c", "300000", "/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wall != 5000 || rss != 7*1024 {
+		t.Errorf("Timed = %v, %d bytes; want the wrapper's line (5µs, 7 KB)", wall, rss)
+	}
+	self2 := filepath.Join(t.TempDir(), "silent")
+	if err := os.WriteFile(self2, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Timed(self2, t.TempDir(), "true"); err == nil {
+		t.Error("Timed accepted a wrapper that printed no rusage line")
+	}
+}

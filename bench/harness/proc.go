@@ -161,19 +161,40 @@ func Timed(self, dir string, argv ...string) (time.Duration, int64, string, erro
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &out, n: 64 << 10}
-	cmd.Stderr = cmd.Stdout
+	// The rusage line is the last thing the wrapper writes on stderr: keep
+	// stderr's end, whatever the program printed on stdout before it.
+	errTail := &tailWriter{n: 64 << 10}
+	cmd.Stderr = errTail
 	start := time.Now()
 	err := cmd.Run()
 	wall, rss := time.Since(start), maxRSS(cmd.ProcessState)
+	stderr := string(errTail.buf)
 	if self != "" {
-		if i := strings.LastIndex(out.String(), RusagePrefix); i >= 0 {
-			var w, kb int64
-			if _, e := fmt.Sscanf(out.String()[i:], RusagePrefix+"%d %d", &w, &kb); e == nil {
-				wall, rss = time.Duration(w), kb*1024
-			}
+		i := strings.LastIndex(stderr, RusagePrefix)
+		var w, kb int64
+		if i < 0 {
+			return wall, 0, out.String() + stderr, fmt.Errorf("tfbench rusage printed no %q line", RusagePrefix)
 		}
+		if _, e := fmt.Sscanf(stderr[i:], RusagePrefix+"%d %d", &w, &kb); e != nil {
+			return wall, 0, out.String() + stderr, fmt.Errorf("tfbench rusage line %q: %v", stderr[i:], e)
+		}
+		wall, rss = time.Duration(w), kb*1024
 	}
-	return wall, rss, out.String(), err
+	return wall, rss, out.String() + stderr, err
+}
+
+// tailWriter keeps the last n bytes written to it.
+type tailWriter struct {
+	n   int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.n; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
 }
 
 // RusagePrefix starts the line `tfbench rusage` prints: wall nanoseconds and ru_maxrss kilobytes.
