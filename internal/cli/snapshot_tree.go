@@ -61,12 +61,12 @@ func treeRun(o *treeOptions) error {
 		return usageErr("ids are 12 lowercase hex characters; see traceforge snapshot list", "%q is not a snapshot id", o.ID)
 	}
 	defer ledgerGC(o.IO.Getenv)()
-	var entries []ledger.Entry
-	l, err := readLedger(o.Factory, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) { entries = append(entries, *e) })
+	var entries []*ledger.Entry // Each hands out a fresh entry per file: keep the pointer
+	l, err := readLedger(o.Factory, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) { entries = append(entries, e) })
 	if err != nil {
 		return err
 	}
-	view := &ledger.View{Forest: ledger.BuildForest(entries)}
+	view := &ledger.View{Forest: ledger.BuildForestOf(entries)}
 	if o.ID != "" {
 		if view.Selected = view.Forest.Lookup(id); view.Selected == nil {
 			return withCode(ExitFailed, fmt.Errorf("no snapshot with id %s in %s", id, l.display), "see traceforge snapshot list")

@@ -31,11 +31,21 @@ type Forest struct {
 // call of each lineage cycle. Roots and children are ordered by timestamp,
 // then id, so the output never depends on file order.
 func BuildForest(entries []Entry) *Forest {
+	ptrs := make([]*Entry, len(entries))
+	for i := range entries {
+		ptrs[i] = &entries[i]
+	}
+	return BuildForestOf(ptrs)
+}
+
+// BuildForestOf is BuildForest over entries kept by pointer (as Each hands
+// them out), so a large set is never copied into one growing slice.
+func BuildForestOf(entries []*Entry) *Forest {
 	f := &Forest{byID: make(map[string]*Node, len(entries))}
 	nodes := make([]Node, len(entries)) // one allocation for every call
 	order := make([]*Node, len(entries))
-	for i := range entries {
-		nodes[i] = Node{ID: entries[i].ID, Entry: &entries[i]}
+	for i, e := range entries {
+		nodes[i] = Node{ID: e.ID, Entry: e}
 		order[i] = &nodes[i]
 	}
 	// By id, then file: two files with one id (a collision verify reports)
@@ -332,6 +342,8 @@ func (v *View) WriteJSON(w io.Writer) error {
 type errWriter struct {
 	w   io.Writer
 	err error
+	buf bytes.Buffer
+	enc map[string]*json.Encoder // by prefix: an Encoder reuses its buffers
 }
 
 func (e *errWriter) printf(format string, args ...any) {
@@ -345,12 +357,19 @@ func (e *errWriter) json(v any, prefix string) {
 	if e.err != nil {
 		return
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, "  ")
+	enc := e.enc[prefix]
+	if enc == nil {
+		if e.enc == nil {
+			e.enc = map[string]*json.Encoder{}
+		}
+		enc = json.NewEncoder(&e.buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent(prefix, "  ")
+		e.enc[prefix] = enc
+	}
+	e.buf.Reset()
 	if e.err = enc.Encode(v); e.err == nil {
-		_, e.err = e.w.Write(bytes.TrimRight(b.Bytes(), "\n"))
+		_, e.err = e.w.Write(bytes.TrimRight(e.buf.Bytes(), "\n"))
 	}
 }
 
