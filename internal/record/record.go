@@ -90,6 +90,14 @@ type Config struct {
 	// Log receives one line per noteworthy event (nil = discarded). Every
 	// line is redacted.
 	Log io.Writer
+	// Sync says when a snapshot file is made durable against power loss
+	// ("" = SyncAfterAnswer). Either way its complete bytes are renamed
+	// into place before the answer's last byte reaches the application,
+	// which survives the recorder being killed at any moment. A
+	// LockPerCommit recorder always syncs before the answer: it merges the
+	// manifest on disk under the lock at each commit, and a manifest must
+	// never list a file that is not durable.
+	Sync Sync
 
 	// LockPerCommit is for a recorder that does not hold the set's lock for
 	// the whole run, so that several processes can record into one folder
@@ -113,6 +121,37 @@ type Config struct {
 	// called. The in-process Go transport uses it: there the URL the SDK
 	// asked for already names the API.
 	Target func(req *http.Request) *url.URL
+}
+
+// Sync is when a snapshot file is made durable against power loss (an OS
+// crash), DESIGN §2.
+type Sync string
+
+// The Sync modes.
+const (
+	// SyncAfterAnswer (the default): the file is renamed into place before
+	// the answer completes, and fsync'd off the answer's path, one flush
+	// for every file renamed meanwhile; the recorder waits for every flush
+	// before each manifest write and before Finish returns. An OS crash
+	// within about a millisecond of an answer may lose that file (verify
+	// names it; `snapshot reindex` repairs the manifest).
+	SyncAfterAnswer Sync = "after-answer"
+	// SyncBeforeAnswer: the file and its folder are fsync'd before the
+	// answer completes, so every answer the application saw is on disk
+	// even after a power loss (about 0.6 ms more per call on a typical
+	// SSD).
+	SyncBeforeAnswer Sync = "before-answer"
+)
+
+// ParseSync reads a --sync value ("" = SyncAfterAnswer).
+func ParseSync(s string) (Sync, error) {
+	switch Sync(s) {
+	case "", SyncAfterAnswer:
+		return SyncAfterAnswer, nil
+	case SyncBeforeAnswer:
+		return SyncBeforeAnswer, nil
+	}
+	return "", fmt.Errorf("unknown sync mode %q: use %s or %s", s, SyncAfterAnswer, SyncBeforeAnswer)
 }
 
 // DefaultLockTimeout is the longest a LockPerCommit recorder waits for the
@@ -166,6 +205,9 @@ type Recorder struct {
 	totals     *ledger.Totals // the upstream calls answered in this run (DESIGN §12.6)
 	dirty      bool           // the run storage's manifest is behind r.entries
 	storage    storage        // how the folder is read and written (storage.go)
+	// flusher makes renamed files durable after their answers (Sync
+	// SyncAfterAnswer, run storage); nil when each write syncs itself.
+	flusher *snapshot.Flusher
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -274,7 +316,13 @@ func New(cfg Config) (*Recorder, error) {
 		t.MaxIdleConnsPerHost = 64
 		r.transport = t
 	}
+	if _, err := ParseSync(string(cfg.Sync)); err != nil {
+		return nil, err
+	}
 	r.storage = newStorage(r)
+	if !cfg.LockPerCommit && cfg.Sync != SyncBeforeAnswer {
+		r.flusher = snapshot.NewFlusher(r.flushFailed)
+	}
 	if err := r.storage.load(); err != nil {
 		return nil, err
 	}

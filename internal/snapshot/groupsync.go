@@ -93,6 +93,7 @@ var syncFiles = syncRenamed
 // WriteRenamed. The zero value is not usable; call NewFlusher.
 type Flusher struct {
 	onError func(rel string, err error)
+	flush   func([]Renamed) error
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -114,9 +115,17 @@ type Renamed struct {
 // NewFlusher returns a Flusher; onError (may be nil) is told of every file
 // whose flush failed, with an error naming it.
 func NewFlusher(onError func(rel string, err error)) *Flusher {
-	f := &Flusher{onError: onError}
+	f := &Flusher{onError: onError, flush: syncFiles}
 	f.cond.L = &f.mu
 	return f
+}
+
+// SetFlush replaces how a batch is made durable (fault-injection tests of
+// the packages that use a Flusher); call it before the first file.
+func (f *Flusher) SetFlush(flush func([]Renamed) error) {
+	f.mu.Lock()
+	f.flush = flush
+	f.mu.Unlock()
 }
 
 // add hands a renamed file over; a flush starts at once unless one is
@@ -137,11 +146,11 @@ func (f *Flusher) add(r Renamed) {
 func (f *Flusher) run() {
 	f.mu.Lock()
 	for len(f.queue) > 0 {
-		batch := f.queue
+		batch, flush := f.queue, f.flush
 		f.queue = nil
 		f.batches++
 		f.mu.Unlock()
-		err := syncFiles(batch)
+		err := flush(batch)
 		var errs []error
 		if err != nil {
 			for _, r := range batch {
