@@ -327,9 +327,13 @@ func New(cfg Config) (*Recorder, error) {
 		return nil, err
 	}
 	r.proxy = &httputil.ReverseProxy{
-		Rewrite:        r.rewrite,
-		Transport:      r.transport,
-		FlushInterval:  -1,
+		Rewrite:   r.rewrite,
+		Transport: r.transport,
+		// Streams (text/event-stream, or no Content-Length: NDJSON, a
+		// chunked JSON array) are flushed on every write whatever this
+		// says; an answer of known length goes out in one write at its end.
+		FlushInterval:  0,
+		BufferPool:     copyBuffers,
 		ModifyResponse: r.modifyResponse,
 		ErrorHandler:   r.errorHandler,
 		ErrorLog:       log.New(io.Discard, "", 0),
@@ -342,6 +346,21 @@ func New(cfg Config) (*Recorder, error) {
 	go r.flushLoop(interval)
 	return r, nil
 }
+
+// copyBuffers lends ReverseProxy its 32 KiB copy buffers, which it would
+// otherwise allocate for every answer.
+var copyBuffers httputil.BufferPool = &bufferPool{}
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // Upstreams returns the upstream base URLs in use, as shown to people
 // (serve.RedactURL: no user info, query values REDACTED).
