@@ -191,6 +191,8 @@ func recordRun(o *recordOptions) error {
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
 
+	defer recordGC(io.Getenv)()
+
 	var bypasses serve.Bypasses
 	var guardOpts []serve.GuardOption
 	if o.DenyBypass {
