@@ -114,6 +114,9 @@ func (r *Recorder) Finish() *render.RecordSummary {
 	r.settleSources()
 	r.waitDurable()
 	_ = r.flushManifest(true)
+	if r.flusher != nil {
+		_ = r.flusher.Close() // failures were listed by flushFailed
+	}
 	r.summary = r.buildSummary()
 	r.mmu.Lock()
 	r.summary.ManifestError = r.manifestErr

@@ -87,13 +87,17 @@ func (g *folderSyncer) sync(dir string) error {
 // exits.
 
 // syncFiles is the seam for the flusher tests; the value is the real flush.
+// root is the folder the flusher watches (nil when it could not be opened).
 var syncFiles = syncRenamed
 
 // Flusher group-commits the deferred fsyncs of files put in place by
 // WriteRenamed. The zero value is not usable; call NewFlusher.
 type Flusher struct {
 	onError func(rel string, err error)
-	flush   func([]Renamed) error
+	flush   func(root *os.File, batch []Renamed) error
+	// root is opened before the first file is written (watch): syncfs
+	// reports the writeback errors of its filesystem since that open.
+	root *os.File
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -124,8 +128,34 @@ func NewFlusher(onError func(rel string, err error)) *Flusher {
 // the packages that use a Flusher); call it before the first file.
 func (f *Flusher) SetFlush(flush func([]Renamed) error) {
 	f.mu.Lock()
-	f.flush = flush
+	f.flush = func(_ *os.File, batch []Renamed) error { return flush(batch) }
 	f.mu.Unlock()
+}
+
+// watch opens dir as the flusher's root, once, before a file is written
+// into it (a folder that cannot be opened is flushed file by file).
+func (f *Flusher) watch(dir string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.root != nil {
+		return
+	}
+	if d, err := os.Open(dir); err == nil {
+		f.root = d
+	}
+}
+
+// Close waits for every pending flush and closes the watched folder; a
+// later WriteRenamed opens it again.
+func (f *Flusher) Close() error {
+	err := f.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.root != nil && f.queued == f.synced { // no flush is using it
+		f.root.Close()
+		f.root = nil
+	}
+	return err
 }
 
 // add hands a renamed file over; a flush starts at once unless one is
@@ -146,11 +176,11 @@ func (f *Flusher) add(r Renamed) {
 func (f *Flusher) run() {
 	f.mu.Lock()
 	for len(f.queue) > 0 {
-		batch, flush := f.queue, f.flush
+		batch, flush, root := f.queue, f.flush, f.root
 		f.queue = nil
 		f.batches++
 		f.mu.Unlock()
-		err := flush(batch)
+		err := flush(root, batch)
 		var errs []error
 		if err != nil {
 			for _, r := range batch {

@@ -2,6 +2,8 @@
 
 package snapshot
 
+import "os"
+
 // syncRenamed makes a batch of renamed files durable: each file's fsync,
 // then its folder's.
-func syncRenamed(batch []Renamed) error { return syncEach(batch) }
+func syncRenamed(_ *os.File, batch []Renamed) error { return syncEach(batch) }

@@ -139,7 +139,7 @@ func TestWriteRenamedInPlaceBeforeFlushAndWaitBlocks(t *testing.T) {
 	s := &Store{Dir: dir}
 	release := make(chan struct{})
 	var flushed []string
-	inject(t, &syncFiles, func(batch []Renamed) error {
+	inject(t, &syncFiles, func(_ *os.File, batch []Renamed) error {
 		<-release
 		for _, r := range batch {
 			flushed = append(flushed, r.Rel)
@@ -176,6 +176,13 @@ func TestWriteRenamedInPlaceBeforeFlushAndWaitBlocks(t *testing.T) {
 	if len(flushed) != 1 || flushed[0] != rel || fl.Pending() != 0 {
 		t.Errorf("flushed %v, pending %d; want [%s], 0", flushed, fl.Pending(), rel)
 	}
+	// The folder syncfs runs on was opened before the file was written.
+	if fl.root == nil || fl.root.Name() != filepath.Join(dir, "openai") {
+		t.Errorf("watched folder %v, want %s", fl.root, filepath.Join(dir, "openai"))
+	}
+	if err := fl.Close(); err != nil || fl.root != nil {
+		t.Errorf("Close: %v, root %v", err, fl.root)
+	}
 }
 
 // Files renamed while a flush runs share the next one; Wait covers every
@@ -185,7 +192,7 @@ func TestFlusherGroupsRenamesIntoFewFlushes(t *testing.T) {
 	s := &Store{Dir: dir}
 	var mu sync.Mutex
 	durable := map[string]bool{}
-	inject(t, &syncFiles, func(batch []Renamed) error {
+	inject(t, &syncFiles, func(_ *os.File, batch []Renamed) error {
 		time.Sleep(2 * time.Millisecond) // a slow disk: renames pile up
 		mu.Lock()
 		defer mu.Unlock()
@@ -238,7 +245,7 @@ func TestFlusherReportsFailedFlushNamingEachFile(t *testing.T) {
 	var mu sync.Mutex
 	fail := true
 	release := make(chan struct{})
-	inject(t, &syncFiles, func(batch []Renamed) error {
+	inject(t, &syncFiles, func(_ *os.File, batch []Renamed) error {
 		<-release
 		mu.Lock()
 		defer mu.Unlock()
@@ -303,8 +310,15 @@ func TestSyncRenamedReal(t *testing.T) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		batch = append(batch, Renamed{Rel: rel, Path: p, Dir: filepath.Dir(p)})
 	}
-	if err := syncRenamed(batch); err != nil {
-		t.Errorf("syncRenamed: %v", err)
+	root, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, r := range []*os.File{root, nil} {
+		if err := syncRenamed(r, batch); err != nil {
+			t.Errorf("syncRenamed(%v): %v", r, err)
+		}
 	}
 	if err := syncEach(batch); err != nil {
 		t.Errorf("syncEach: %v", err)

@@ -255,6 +255,9 @@ func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("%s: %w", dir, ErrSymlink)
 	}
+	if fl != nil {
+		fl.watch(dir)
+	}
 	base := strings.TrimSuffix(filepath.Base(target), ".json")
 	tmp := filepath.Join(dir, "."+base+".tmp-"+tempTag+strconv.FormatUint(tempSeq.Add(1), 36))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
