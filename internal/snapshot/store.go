@@ -231,14 +231,15 @@ func (s *Store) WriteRenamed(rel string, data []byte, fl *Flusher) error {
 	return s.write(rel, data, fl)
 }
 
-// tempSeq numbers this process's temp files; tempTag (random) keeps the
-// names of two processes apart. O_EXCL refuses any name that exists.
+// tempSeq numbers this process's temp files; tempTag (the process id and
+// random bytes) keeps the names of two processes apart, on one machine or
+// sharing a folder. O_EXCL refuses any name that exists.
 var (
 	tempSeq atomic.Uint64
 	tempTag = func() string {
 		var rnd [4]byte
 		_, _ = rand.Read(rnd[:])
-		return hex.EncodeToString(rnd[:])
+		return strconv.Itoa(os.Getpid()) + hex.EncodeToString(rnd[:]) + "-"
 	}()
 )
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -201,4 +202,31 @@ func TestCleanTempRemovesOnlyTempFiles(t *testing.T) {
 
 func runCmd(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
+}
+
+// Temp files are hidden, named so that CleanTemp finds them, distinct for
+// every write, and carry this process's id (two processes never pick the
+// same name).
+func TestTempNamesHiddenUniquePerProcess(t *testing.T) {
+	st := &Store{Dir: t.TempDir()}
+	var names []string
+	inject(t, &writeTemp, func(f *os.File, b []byte) (int, error) {
+		names = append(names, filepath.Base(f.Name()))
+		return f.Write(b)
+	})
+	for range 2 {
+		if err := st.WriteAtomic("openai/0123456789ab.json", []byte("{}\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.WriteRenamed("openai/0123456789ab.json", []byte("{}\n"), NewFlusher(nil)); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".0123456789ab.tmp-"+strconv.Itoa(os.Getpid())) || seen[n] {
+			t.Errorf("temp name %q: want hidden, .tmp-<pid>…, unique (all: %v)", n, names)
+		}
+		seen[n] = true
+	}
 }
