@@ -87,7 +87,7 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
-	fl.StringVar(&opts.Sync, "sync", string(record.SyncAfterAnswer), "when each snapshot is fsync'd: after-answer (renamed into place before the answer completes, fsync'd in shared batches right after; survives kill -9, an OS crash may lose the last ~ms) or before-answer (fsync'd before the answer completes; survives power loss, ~0.6 ms more per call)")
+	fl.StringVar(&opts.Sync, "sync", string(record.SyncAfterAnswer), "when each snapshot is fsync'd: after-answer (renamed into place before the answer completes, fsync'd in shared batches right after; survives kill -9, an OS crash may lose the last few ms) or before-answer (fsync'd before the answer completes; survives power loss, ~0.6 ms more per call)")
 	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	return cmd
 }

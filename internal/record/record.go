@@ -133,7 +133,7 @@ const (
 	// the answer completes, and fsync'd off the answer's path, one flush
 	// for every file renamed meanwhile; the recorder waits for every flush
 	// before each manifest write and before Finish returns. An OS crash
-	// within about a millisecond of an answer may lose that file (verify
+	// within a few milliseconds of an answer may lose that file (verify
 	// names it; `snapshot reindex` repairs the manifest).
 	SyncAfterAnswer Sync = "after-answer"
 	// SyncBeforeAnswer: the file and its folder are fsync'd before the
