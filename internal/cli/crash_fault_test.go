@@ -22,6 +22,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -46,6 +47,8 @@ func traceforgeBin(t *testing.T) string {
 // The fault client: the test binary re-executed as record's COMMAND. It
 // makes TF_FAULT_CALLS calls (all four shapes) from TF_FAULT_WORKERS
 // parallel workers and stops at the first transport error (record killed).
+// With TF_FAULT_RECEIVED it appends, for every 200 answer it has read to
+// the end, one line "<provider>/<snapshot id>.json" to that file.
 const faultClientEnv = "TRACEFORGE_FAULT_TEST_CLIENT"
 
 func TestFaultHelperClient(t *testing.T) {
@@ -57,6 +60,14 @@ func TestFaultHelperClient(t *testing.T) {
 	pool, _ := strconv.Atoi(os.Getenv("TF_FAULT_POOL"))
 	if pool == 0 {
 		pool = 1 << 30
+	}
+	var received *os.File
+	if p := os.Getenv("TF_FAULT_RECEIVED"); p != "" {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		received = f
 	}
 	var next, failed atomic.Int64
 	var wg sync.WaitGroup
@@ -70,13 +81,16 @@ func TestFaultHelperClient(t *testing.T) {
 				if n >= int64(calls) || failed.Load() > 0 {
 					return
 				}
-				status, err := faultCall(client, int(n), int(n)%pool)
+				status, rel, err := faultCall(client, int(n), int(n)%pool)
 				if err != nil {
 					failed.Add(1)
 					return
 				}
 				if status != 200 {
 					fmt.Printf("call %d: status %d\n", n, status)
+				} else if received != nil && rel != "" {
+					// One write per line: whole or absent after a kill.
+					_, _ = received.Write([]byte(rel + "\n"))
 				}
 			}
 		}()
@@ -88,8 +102,11 @@ func TestFaultHelperClient(t *testing.T) {
 	os.Exit(0)
 }
 
-func faultCall(client *http.Client, n, prompt int) (int, error) {
+// faultCall makes call n; rel is the snapshot file the answer names
+// (X-Traceforge-Snapshot-Id), once the body was read to the end.
+func faultCall(client *http.Client, n, prompt int) (status int, rel string, err error) {
 	text := fmt.Sprintf("Fault prompt number %d", prompt)
+	prov := "openai"
 	url := os.Getenv("OPENAI_BASE_URL") + "/chat/completions"
 	body := map[string]any{"model": "gpt-4o-mini", "temperature": 0, "seed": 1, "max_tokens": 16,
 		"messages": []any{map[string]any{"role": "user", "content": text}}}
@@ -97,6 +114,7 @@ func faultCall(client *http.Client, n, prompt int) (int, error) {
 	h.Set("Authorization", "Bearer "+recTestKey)
 	h.Set("X-Traceforge-Source", "app/fault.go:"+strconv.Itoa(1+n%3)+":run")
 	if n%4 >= 2 {
+		prov = "anthropic"
 		url = os.Getenv("ANTHROPIC_BASE_URL") + "/v1/messages"
 		body = map[string]any{"model": "claude-sonnet-4-5", "temperature": 0, "max_tokens": 16,
 			"messages": []any{map[string]any{"role": "user", "content": text}}}
@@ -109,17 +127,22 @@ func faultCall(client *http.Client, n, prompt int) (int, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
+	if _, err = io.Copy(io.Discard, resp.Body); err != nil {
+		return resp.StatusCode, "", err
+	}
+	if id := resp.Header.Get(provider.HeaderSnapshotID); id != "" {
+		rel = prov + "/" + id + ".json"
+	}
+	return resp.StatusCode, rel, nil
 }
 
 // faultEnv runs the real binary against a fake upstream.
@@ -129,6 +152,9 @@ type faultEnv struct {
 	root string
 	dir  string
 	fake *fakeupstream.Server
+	// received: the file the fault client lists the answers it read in
+	// ("" = not listed).
+	received string
 }
 
 func newFaultEnv(t *testing.T, opts fakeupstream.Options) *faultEnv {
@@ -156,7 +182,32 @@ func (e *faultEnv) cmd(prefix []string, args ...string) *exec.Cmd {
 func (e *faultEnv) recordArgs(workers, calls, pool int) []string {
 	return []string{"record", "--openai-upstream", e.fake.URL + "/v1", "--anthropic-upstream", e.fake.URL, "--",
 		"env", faultClientEnv + "=1", "TF_FAULT_WORKERS=" + strconv.Itoa(workers), "TF_FAULT_CALLS=" + strconv.Itoa(calls),
-		"TF_FAULT_POOL=" + strconv.Itoa(pool), os.Args[0], "-test.run=^TestFaultHelperClient$"}
+		"TF_FAULT_POOL=" + strconv.Itoa(pool), "TF_FAULT_RECEIVED=" + e.received, os.Args[0], "-test.run=^TestFaultHelperClient$"}
+}
+
+// assertReceivedOnDisk: every answer the fault client read completely has
+// its snapshot file on disk, passing every per-file check ("the answer
+// arrived ⇒ its snapshot is on disk", DESIGN §2). It returns how many
+// answers were checked.
+func (e *faultEnv) assertReceivedOnDisk(when string) int {
+	e.t.Helper()
+	data, err := os.ReadFile(e.received)
+	if err != nil && !os.IsNotExist(err) {
+		e.t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	lines = lines[:len(lines)-1] // the last is empty or cut by the kill
+	for _, rel := range lines {
+		b, err := os.ReadFile(filepath.Join(e.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			e.t.Errorf("%s: the client read the answer, but its snapshot is missing: %v", when, err)
+			continue
+		}
+		if _, fs := check.CheckBytes(rel, b, check.Options{}); fs.Errors() > 0 {
+			e.t.Errorf("%s: the client read the answer, but %s fails the per-file checks: %v", when, rel, fs)
+		}
+	}
+	return len(lines)
 }
 
 // run runs a traceforge command to completion: exit code and output.
@@ -259,6 +310,7 @@ func crashIterations() int {
 // reindex` repairs, and the next record removes stray temp files (DESIGN §10).
 func TestCrashSafetyKill9Loop(t *testing.T) {
 	e := newFaultEnv(t, fakeupstream.Options{Nondeterministic: true})
+	e.received = filepath.Join(e.root, "received.txt")
 	iters := crashIterations()
 	seed := time.Now().UnixNano()
 	if s, err := strconv.ParseInt(os.Getenv("TRACEFORGE_CRASH_SEED"), 10, 64); err == nil {
@@ -266,11 +318,14 @@ func TestCrashSafetyKill9Loop(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("%d iterations, TRACEFORGE_CRASH_SEED=%d", iters, seed)
-	var temps, dangling, snaps, clean int
+	var temps, dangling, snaps, clean, answers, total int
 	for i := 0; i < iters; i++ {
 		if i > 0 && i%10 == 0 {
 			// Keep the set small enough for quick checks in long runs.
 			if err := os.RemoveAll(e.dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(e.received); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -288,6 +343,7 @@ func TestCrashSafetyKill9Loop(t *testing.T) {
 			break
 		}
 		st := e.assertNoDamage()
+		answers = e.assertReceivedOnDisk(fmt.Sprintf("iteration %d, after kill -9", i))
 		named := e.danglingOK()
 		temps += st.temps
 		snaps += st.snapshots
@@ -314,8 +370,13 @@ func TestCrashSafetyKill9Loop(t *testing.T) {
 		if code, vout := e.run(nil, "verify"); code != 0 {
 			t.Fatalf("iteration %d: verify after reindex exit %d:\n%s", i, code, vout)
 		}
+		e.assertReceivedOnDisk(fmt.Sprintf("iteration %d, after reindex", i))
+		total += answers
 	}
-	t.Logf("%d kills: %d snapshot files checked, %d left the manifest behind (%d files named), %d stray temp files", iters, snaps, iters-clean, dangling, temps)
+	if total == 0 {
+		t.Error("the fault client read no answer before any kill: nothing was checked")
+	}
+	t.Logf("%d kills: %d snapshot files checked, %d received answers checked on disk, %d left the manifest behind (%d files named), %d stray temp files", iters, snaps, total, iters-clean, dangling, temps)
 	// A temp file left by an interrupted writer is ignored by verify and
 	// removed by the next record.
 	stray := filepath.Join(e.dir, "openai", ".0123456789ab.tmp-c0ffee")

@@ -85,3 +85,30 @@ func serveGCPercent(live uint64, old int) int {
 	}
 	return p
 }
+
+// recordHeadroom is how far record lets the heap grow over the loaded set
+// between collections (at least 100%): each recorded call allocates ~100 KB
+// that is garbage once its snapshot is written, and with GOGC=100 over a
+// small set the collector ran every few dozen calls (15–25% of record's CPU
+// at 32 clients, BENCHMARKS.md issue 18).
+const recordHeadroom = 64 << 20
+
+// recordGC sets record's GC percent from the live heap once the set is
+// loaded (recordGCPercent), unless the user set GOGC or GOMEMLIMIT, and
+// returns a func restoring the previous percent.
+func recordGC(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	old := debug.SetGCPercent(recordGCPercent(ms.HeapAlloc))
+	return func() { debug.SetGCPercent(old) }
+}
+
+// recordGCPercent lets a heap of live bytes grow by recordHeadroom or by
+// itself, whichever is more.
+func recordGCPercent(live uint64) int {
+	return max(100, int(recordHeadroom*100/max(live, 1)))
+}

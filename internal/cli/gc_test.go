@@ -99,3 +99,40 @@ func TestServeLoadGCSettings(t *testing.T) {
 		}
 	}
 }
+
+// record grows the heap by recordHeadroom (at least 100%) over the loaded
+// set between collections, puts the previous percent back, and leaves the
+// runtime alone when the user set GOGC or GOMEMLIMIT.
+func TestRecordGCSettings(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	defer debug.SetGCPercent(before)
+
+	restore := recordGC(getenv)
+	p := debug.SetGCPercent(before)
+	if p < 100 {
+		t.Errorf("GC percent %d while recording, want ≥ 100", p)
+	}
+	debug.SetGCPercent(p)
+	restore()
+	if p := debug.SetGCPercent(before); p != before {
+		t.Errorf("GC percent %d after, want %d restored", p, before)
+	}
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{{8 << 20, 800}, {64 << 20, 100}, {1 << 30, 100}, {0, 6710886400}} {
+		if got := recordGCPercent(c.live); got != c.want {
+			t.Errorf("recordGCPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		env = map[string]string{k: "200"}
+		recordGC(getenv)()
+		if p := debug.SetGCPercent(before); p != before {
+			t.Errorf("%s set: GC percent changed to %d", k, p)
+		}
+	}
+}

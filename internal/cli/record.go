@@ -34,6 +34,7 @@ type recordOptions struct {
 	Prune             bool
 	OnlyMissing       bool
 	DenyBypass        bool
+	Sync              string
 	Command           []string
 }
 
@@ -86,6 +87,7 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
+	fl.StringVar(&opts.Sync, "sync", string(record.SyncAfterAnswer), "when each snapshot is fsync'd: after-answer (renamed into place before the answer completes, fsync'd in shared batches right after; survives kill -9, an OS crash may lose the last few ms) or before-answer (fsync'd before the answer completes; survives power loss, ~0.6 ms more per call)")
 	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	return cmd
 }
@@ -104,6 +106,10 @@ func recordRun(o *recordOptions) error {
 	}
 	if o.DenyBypass && len(o.Command) == 0 {
 		return usageErr("run: traceforge record --deny-bypass -- COMMAND ARGS...", "--deny-bypass needs a command: it sets the proxy variables of COMMAND's environment")
+	}
+	syncMode, err := record.ParseSync(o.Sync)
+	if err != nil {
+		return usageErr("run: traceforge record --sync=after-answer or --sync=before-answer", "--sync: %s", err)
 	}
 	ups, err := resolveUpstreams(io, upstreamFlags{o.OpenAIUpstream, o.AnthropicUpstream, o.GeminiUpstream, o.OllamaUpstream})
 	if err != nil {
@@ -170,6 +176,7 @@ func recordRun(o *recordOptions) error {
 		OnlyMissing:       o.OnlyMissing,
 		Now:               now,
 		Log:               callLog,
+		Sync:              syncMode,
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
@@ -183,6 +190,8 @@ func recordRun(o *recordOptions) error {
 		}
 		return withCode(ExitFailed, err, "check the snapshot folder's permissions")
 	}
+
+	defer recordGC(io.Getenv)()
 
 	var bypasses serve.Bypasses
 	var guardOpts []serve.GuardOption

@@ -293,6 +293,21 @@ func TestRecordExitCodes(t *testing.T) {
 			t.Errorf("exit %d\n%s", code, errOut)
 		}
 	})
+	t.Run("sync modes", func(t *testing.T) {
+		for _, mode := range []string{"after-answer", "before-answer"} {
+			e := newRecEnv(t)
+			if code, _, errOut := e.record("openai:Synced "+mode, 0, "--sync="+mode); code != 0 {
+				t.Fatalf("--sync=%s: exit %d\n%s", mode, code, errOut)
+			}
+			if set := e.verifyOK(); set.Manifest == nil || len(set.Manifest.Entries) != 1 {
+				t.Errorf("--sync=%s: manifest %+v, want 1 entry", mode, set.Manifest)
+			}
+		}
+		e := newRecEnv(t)
+		if code, _, errOut := e.run("record", "--sync=sometimes", "--", "true"); code != 2 || !strings.Contains(errOut, "--sync") || !strings.Contains(errOut, "before-answer") {
+			t.Errorf("--sync=sometimes: exit %d\n%s", code, errOut)
+		}
+	})
 	t.Run("bad upstream", func(t *testing.T) {
 		e := newRecEnv(t)
 		if code, _, errOut := e.run("record", "--openai-upstream", "ftp://x", "--", "true"); code != 2 || !strings.Contains(errOut, "--openai-upstream") {

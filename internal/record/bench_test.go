@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
@@ -14,41 +17,106 @@ import (
 )
 
 // BenchmarkRecordCall: one distinct OpenAI chat call through the recording
-// proxy, snapshot checked and written atomically (fsync) before the answer
-// completes.
-func BenchmarkRecordCall(b *testing.B) {
+// proxy, snapshot checked and renamed into place before the answer
+// completes (fsync'd after it: Config.Sync's default).
+func BenchmarkRecordCall(b *testing.B) { benchmarkRecordCall(b, record.SyncAfterAnswer) }
+
+// BenchmarkRecordCallSyncBeforeAnswer: the same with the fsyncs before the
+// answer completes (--sync=before-answer).
+func BenchmarkRecordCallSyncBeforeAnswer(b *testing.B) {
+	benchmarkRecordCall(b, record.SyncBeforeAnswer)
+}
+
+// BenchmarkRecordCallParallel: distinct calls from 32 concurrent clients
+// (the bench's throughput shape); ns/op is wall time per call with every
+// client busy.
+func BenchmarkRecordCallParallel(b *testing.B) {
 	fake, err := fakeupstream.Start(fakeupstream.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer fake.Close()
-	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL, ManifestInterval: -1})
+	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var n atomic.Int64
+	b.SetParallelism(16) // 32 clients on 2 cores
+	defer reportCPU(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			doRecordCall(b, client, srv.URL, int(n.Add(1)))
+		}
+	})
+	b.StopTimer()
+	if s := rec.Finish(); s.Failed() {
+		var buf bytes.Buffer
+		s.Write(&buf, false)
+		b.Fatal(buf.String())
+	}
+}
+
+func doRecordCall(b *testing.B, client *http.Client, url string, i int) {
+	body := fmt.Sprintf(`{"model":"gpt-4o-mini","temperature":0,"seed":42,"max_tokens":50,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Question number %d about snapshot testing"}]}`, i)
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", bytes.NewReader([]byte(body)))
+	req.Header.Set("Authorization", "Bearer x")
+	req.Header.Set("X-Traceforge-Source", "app/a.go:1:f")
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Error(resp.Status)
+	}
+}
+
+func benchmarkRecordCall(b *testing.B, sync record.Sync) {
+	fake, err := fakeupstream.Start(fakeupstream.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL, ManifestInterval: -1, Sync: sync})
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	defer srv.Close()
 	i := 0
+	stop := reportCPU(b)
 	for b.Loop() {
 		i++
-		body := fmt.Sprintf(`{"model":"gpt-4o-mini","temperature":0,"seed":42,"max_tokens":50,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Question number %d about snapshot testing"}]}`, i)
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/chat/completions", bytes.NewReader([]byte(body)))
-		req.Header.Set("Authorization", "Bearer x")
-		req.Header.Set("X-Traceforge-Source", "app/a.go:1:f")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatal(resp.Status)
-		}
+		doRecordCall(b, http.DefaultClient, srv.URL, i)
 	}
+	stop()
 	b.StopTimer()
 	if s := rec.Finish(); s.Failed() {
 		var buf bytes.Buffer
 		s.Write(&buf, false)
 		b.Fatal(buf.String())
+	}
+}
+
+// reportCPU reports the process's CPU time (user + system: the proxy, the
+// fake upstream and the client together) per call when the returned func
+// is called; unlike ns/op it does not grow when other processes share the
+// machine.
+func reportCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c0 := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-c0)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }

@@ -66,7 +66,7 @@ func callOf(ctx context.Context) *call {
 // serveHTTP handles one call: parse, decide, forward (or serve a hit).
 func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	arrival := r.now()
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req)
 	_ = req.Body.Close()
 	if err != nil {
 		f := registry.ErrorFormat(req)
@@ -158,6 +158,22 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		defer r.chains.end()
 	}
 	r.proxy.ServeHTTP(w, req)
+}
+
+// readBody reads a request body in one allocation when its length is
+// declared (io.ReadAll would grow its buffer from 512 bytes); serve.Guard
+// caps the body at serve.MaxRequestBody either way, and a body shorter
+// than declared is an error, as with io.ReadAll.
+func readBody(req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n > 0 && n <= serve.MaxRequestBody {
+		// net/http ends a request body at its Content-Length.
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(req.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(req.Body)
 }
 
 // serveHit answers an --only-missing hit from the set.
@@ -327,6 +343,9 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 	}
 	resp.Header.Set(provider.HeaderSnapshotID, c.req.ID())
 	t := &tee{r: r, c: c, src: resp.Body, ctx: resp.Request.Context()}
+	if n := resp.ContentLength; n > 0 && n <= maxSnapshot {
+		t.buf.Grow(int(n)) // the answer is copied once, not grown into
+	}
 	t.sse = provider.IsStream(c.req.Format, resp.Header.Get("Content-Type"))
 	t.encoding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if resp.Uncompressed || t.encoding == "identity" {

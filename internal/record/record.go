@@ -90,6 +90,14 @@ type Config struct {
 	// Log receives one line per noteworthy event (nil = discarded). Every
 	// line is redacted.
 	Log io.Writer
+	// Sync says when a snapshot file is made durable against power loss
+	// ("" = SyncAfterAnswer). Either way its complete bytes are renamed
+	// into place before the answer's last byte reaches the application,
+	// which survives the recorder being killed at any moment. A
+	// LockPerCommit recorder always syncs before the answer: it merges the
+	// manifest on disk under the lock at each commit, and a manifest must
+	// never list a file that is not durable.
+	Sync Sync
 
 	// LockPerCommit is for a recorder that does not hold the set's lock for
 	// the whole run, so that several processes can record into one folder
@@ -113,6 +121,37 @@ type Config struct {
 	// called. The in-process Go transport uses it: there the URL the SDK
 	// asked for already names the API.
 	Target func(req *http.Request) *url.URL
+}
+
+// Sync is when a snapshot file is made durable against power loss (an OS
+// crash), DESIGN §2.
+type Sync string
+
+// The Sync modes.
+const (
+	// SyncAfterAnswer (the default): the file is renamed into place before
+	// the answer completes, and fsync'd off the answer's path, one flush
+	// for every file renamed meanwhile; the recorder waits for every flush
+	// before each manifest write and before Finish returns. An OS crash
+	// within a few milliseconds of an answer may lose that file (verify
+	// names it; `snapshot reindex` repairs the manifest).
+	SyncAfterAnswer Sync = "after-answer"
+	// SyncBeforeAnswer: the file and its folder are fsync'd before the
+	// answer completes, so every answer the application saw is on disk
+	// even after a power loss (about 0.6 ms more per call on a typical
+	// SSD).
+	SyncBeforeAnswer Sync = "before-answer"
+)
+
+// ParseSync reads a --sync value ("" = SyncAfterAnswer).
+func ParseSync(s string) (Sync, error) {
+	switch Sync(s) {
+	case "", SyncAfterAnswer:
+		return SyncAfterAnswer, nil
+	case SyncBeforeAnswer:
+		return SyncBeforeAnswer, nil
+	}
+	return "", fmt.Errorf("unknown sync mode %q: use %s or %s", s, SyncAfterAnswer, SyncBeforeAnswer)
 }
 
 // DefaultLockTimeout is the longest a LockPerCommit recorder waits for the
@@ -166,6 +205,9 @@ type Recorder struct {
 	totals     *ledger.Totals // the upstream calls answered in this run (DESIGN §12.6)
 	dirty      bool           // the run storage's manifest is behind r.entries
 	storage    storage        // how the folder is read and written (storage.go)
+	// flusher makes renamed files durable after their answers (Sync
+	// SyncAfterAnswer, run storage); nil when each write syncs itself.
+	flusher *snapshot.Flusher
 
 	logMu        sync.Mutex
 	mmu          sync.Mutex // serializes manifest writes
@@ -274,14 +316,24 @@ func New(cfg Config) (*Recorder, error) {
 		t.MaxIdleConnsPerHost = 64
 		r.transport = t
 	}
+	if _, err := ParseSync(string(cfg.Sync)); err != nil {
+		return nil, err
+	}
 	r.storage = newStorage(r)
+	if !cfg.LockPerCommit && cfg.Sync != SyncBeforeAnswer {
+		r.flusher = snapshot.NewFlusher(r.flushFailed)
+	}
 	if err := r.storage.load(); err != nil {
 		return nil, err
 	}
 	r.proxy = &httputil.ReverseProxy{
-		Rewrite:        r.rewrite,
-		Transport:      r.transport,
-		FlushInterval:  -1,
+		Rewrite:   r.rewrite,
+		Transport: r.transport,
+		// Streams (text/event-stream, or no Content-Length: NDJSON, a
+		// chunked JSON array) are flushed on every write whatever this
+		// says; an answer of known length goes out in one write at its end.
+		FlushInterval:  0,
+		BufferPool:     copyBuffers,
 		ModifyResponse: r.modifyResponse,
 		ErrorHandler:   r.errorHandler,
 		ErrorLog:       log.New(io.Discard, "", 0),
@@ -294,6 +346,21 @@ func New(cfg Config) (*Recorder, error) {
 	go r.flushLoop(interval)
 	return r, nil
 }
+
+// copyBuffers lends ReverseProxy its 32 KiB copy buffers, which it would
+// otherwise allocate for every answer.
+var copyBuffers httputil.BufferPool = &bufferPool{}
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // Upstreams returns the upstream base URLs in use, as shown to people
 // (serve.RedactURL: no user info, query values REDACTED).

@@ -63,8 +63,12 @@ func (s runStorage) load() error { return s.r.load() }
 func (s runStorage) loaded(m *snapshot.Manifest) {}
 
 // write writes the file; the manifest follows at the next flush (the
-// recorder marks the set dirty once the entry is known).
+// recorder marks the set dirty once the entry is known). With a flusher the
+// file is renamed into place now and fsync'd after the answer.
 func (s runStorage) write(e snapshot.ManifestEntry, _ string, data []byte) error {
+	if s.r.flusher != nil {
+		return s.r.store.WriteRenamed(e.File, data, s.r.flusher)
+	}
 	return s.r.store.WriteAtomic(e.File, data)
 }
 
@@ -88,6 +92,9 @@ func (s runStorage) flush(force bool) error {
 	entries := r.sortedEntries()
 	r.dirty = false
 	r.mu.Unlock()
+	// The manifest lists only durable files: wait for the flush of every
+	// file written so far (a failed one is listed as a problem).
+	r.waitDurable()
 
 	now := snapshot.FormatTimestamp(r.now())
 	next := &snapshot.Manifest{CreatedAt: now, UpdatedAt: now, Entries: entries}

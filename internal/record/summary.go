@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Kind classifies a call that did not end as a stored snapshot.
@@ -111,7 +112,11 @@ func (r *Recorder) Finish() *render.RecordSummary {
 	close(r.stop)
 	<-r.flushed
 	r.settleSources()
+	r.waitDurable()
 	_ = r.flushManifest(true)
+	if r.flusher != nil {
+		_ = r.flusher.Close() // failures were listed by flushFailed
+	}
 	r.summary = r.buildSummary()
 	r.mmu.Lock()
 	r.summary.ManifestError = r.manifestErr
@@ -217,6 +222,30 @@ func (r *Recorder) Prune() (removed []string, err error) {
 		err = ferr
 	}
 	return removed, err
+}
+
+// waitDurable waits until every snapshot file written so far is durable
+// (SyncAfterAnswer); failures were listed by flushFailed.
+func (r *Recorder) waitDurable() {
+	if r.flusher != nil {
+		_ = r.flusher.Wait()
+	}
+}
+
+// flushFailed lists a snapshot file whose deferred fsync failed: it is in
+// place but may not survive a power loss, and the run fails naming it, as a
+// failed write does.
+func (r *Recorder) flushFailed(rel string, err error) {
+	r.mu.Lock()
+	id := r.entries[rel].ID
+	if id == "" {
+		_, id, _ = snapshot.ValidRelPath(rel)
+	}
+	key := r.byID[id].key
+	r.mu.Unlock()
+	r.addProblem(&problem{Kind: KindWriteFailed, Call: "snapshot " + path.Join(r.display, rel), ID: id, Key: key, File: rel,
+		Message: err.Error() + "; the file is in place but may not survive a power loss",
+		Fix:     "check the disk (free space, kernel log) and record again; --sync=before-answer makes each answer wait for its fsync"})
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -218,7 +220,31 @@ var (
 // any error the temp file is removed and the old file is untouched.
 // Concurrent calls share the folder fsync (groupSyncDir); each returns once
 // its own rename is on disk.
-func (s *Store) WriteAtomic(rel string, data []byte) error {
+func (s *Store) WriteAtomic(rel string, data []byte) error { return s.write(rel, data, nil) }
+
+// WriteRenamed is WriteAtomic without the fsyncs: the complete bytes are
+// written to the temp file and renamed into place, which survives the
+// process being killed at any moment, and fl makes the rename durable
+// against power loss later (Flusher.Wait). On any error the temp file is
+// removed and the old file is untouched.
+func (s *Store) WriteRenamed(rel string, data []byte, fl *Flusher) error {
+	return s.write(rel, data, fl)
+}
+
+// tempSeq numbers this process's temp files; tempTag (the process id and
+// random bytes) keeps the names of two processes apart, on one machine or
+// sharing a folder. O_EXCL refuses any name that exists.
+var (
+	tempSeq atomic.Uint64
+	tempTag = func() string {
+		var rnd [4]byte
+		_, _ = rand.Read(rnd[:])
+		return strconv.Itoa(os.Getpid()) + hex.EncodeToString(rnd[:]) + "-"
+	}()
+)
+
+// write is WriteAtomic (fl nil) or WriteRenamed.
+func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 	if strings.Contains(rel, "..") || strings.HasPrefix(rel, "/") {
 		return fmt.Errorf("%s: %w", rel, ErrBadPath)
 	}
@@ -230,10 +256,11 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("%s: %w", dir, ErrSymlink)
 	}
+	if fl != nil {
+		fl.watch(dir)
+	}
 	base := strings.TrimSuffix(filepath.Base(target), ".json")
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, "."+base+".tmp-"+tempTag+strconv.FormatUint(tempSeq.Add(1), 36))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", target, err)
@@ -246,8 +273,10 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 	if _, err := writeTemp(f, data); err != nil {
 		return fail(err)
 	}
-	if err := syncTemp(f); err != nil {
-		return fail(err)
+	if fl == nil {
+		if err := syncTemp(f); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
@@ -256,6 +285,10 @@ func (s *Store) WriteAtomic(rel string, data []byte) error {
 	if err := renameTemp(tmp, target); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", target, err)
+	}
+	if fl != nil {
+		fl.add(Renamed{Rel: rel, Path: target, Dir: dir})
+		return nil
 	}
 	return groupSyncDir(dir)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,10 +33,11 @@ func tempFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// Disk faults at each step of WriteAtomic: the disk fills up half-way
-// through the temp file, fsync fails, rename fails. Every time the original
-// file is unchanged, no temp file is left, and the error names the path and
-// keeps the OS error for errors.Is.
+// Disk faults at each step of WriteAtomic and WriteRenamed: the disk fills
+// up half-way through the temp file, fsync fails (WriteAtomic only: a
+// WriteRenamed flush fails later, TestFlusherReportsFailedFlushNamingEachFile),
+// rename fails. Every time the original file is unchanged, no temp file is
+// left, and the error names the path and keeps the OS error for errors.Is.
 func TestWriteAtomicDiskFaults(t *testing.T) {
 	const rel = "openai/0123456789ab.json"
 	orig := []byte("{\"original\": true}\n")
@@ -62,43 +64,52 @@ func TestWriteAtomicDiskFaults(t *testing.T) {
 			inject(t, &renameTemp, func(a, b string) error { return &os.LinkError{Op: "rename", Old: a, New: b, Err: syscall.EROFS} })
 		}, syscall.EROFS},
 	}
+	writers := map[string]func(st *Store, rel string, data []byte) error{
+		"WriteAtomic":  (*Store).WriteAtomic,
+		"WriteRenamed": func(st *Store, rel string, data []byte) error { return st.WriteRenamed(rel, data, NewFlusher(nil)) },
+	}
 	for _, tc := range cases {
 		for _, existing := range []bool{true, false} {
-			name := tc.name + "/new file"
-			if existing {
-				name = tc.name + "/existing file"
-			}
-			t.Run(name, func(t *testing.T) {
-				dir := t.TempDir()
-				st := &Store{Dir: dir}
-				target := filepath.Join(dir, "openai", "0123456789ab.json")
+			for wname, write := range writers {
+				if wname == "WriteRenamed" && tc.errno == syscall.EIO {
+					continue
+				}
+				name := wname + "/" + tc.name + "/new file"
 				if existing {
-					if err := st.WriteAtomic(rel, orig); err != nil {
-						t.Fatal(err)
+					name = wname + "/" + tc.name + "/existing file"
+				}
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					st := &Store{Dir: dir}
+					target := filepath.Join(dir, "openai", "0123456789ab.json")
+					if existing {
+						if err := st.WriteAtomic(rel, orig); err != nil {
+							t.Fatal(err)
+						}
 					}
-				}
-				tc.fault(t)
-				err := st.WriteAtomic(rel, bytes.Repeat([]byte("new content "), 1000))
-				if err == nil {
-					t.Fatal("write succeeded through a disk fault")
-				}
-				if !strings.Contains(err.Error(), target) {
-					t.Errorf("error %q does not name %s", err, target)
-				}
-				if !errors.Is(err, tc.errno) {
-					t.Errorf("error %v does not wrap %v", err, tc.errno)
-				}
-				got, rerr := os.ReadFile(target)
-				switch {
-				case existing && !bytes.Equal(got, orig):
-					t.Errorf("original changed to %q (%v)", got, rerr)
-				case !existing && !errors.Is(rerr, os.ErrNotExist):
-					t.Errorf("a failed first write left %s (%d bytes)", target, len(got))
-				}
-				if tmp := tempFiles(t, dir); len(tmp) > 0 {
-					t.Errorf("temp files left behind: %v", tmp)
-				}
-			})
+					tc.fault(t)
+					err := write(st, rel, bytes.Repeat([]byte("new content "), 1000))
+					if err == nil {
+						t.Fatal("write succeeded through a disk fault")
+					}
+					if !strings.Contains(err.Error(), target) {
+						t.Errorf("error %q does not name %s", err, target)
+					}
+					if !errors.Is(err, tc.errno) {
+						t.Errorf("error %v does not wrap %v", err, tc.errno)
+					}
+					got, rerr := os.ReadFile(target)
+					switch {
+					case existing && !bytes.Equal(got, orig):
+						t.Errorf("original changed to %q (%v)", got, rerr)
+					case !existing && !errors.Is(rerr, os.ErrNotExist):
+						t.Errorf("a failed first write left %s (%d bytes)", target, len(got))
+					}
+					if tmp := tempFiles(t, dir); len(tmp) > 0 {
+						t.Errorf("temp files left behind: %v", tmp)
+					}
+				})
+			}
 		}
 	}
 }
@@ -191,4 +202,31 @@ func TestCleanTempRemovesOnlyTempFiles(t *testing.T) {
 
 func runCmd(name string, args ...string) ([]byte, error) {
 	return exec.Command(name, args...).CombinedOutput()
+}
+
+// Temp files are hidden, named so that CleanTemp finds them, distinct for
+// every write, and carry this process's id (two processes never pick the
+// same name).
+func TestTempNamesHiddenUniquePerProcess(t *testing.T) {
+	st := &Store{Dir: t.TempDir()}
+	var names []string
+	inject(t, &writeTemp, func(f *os.File, b []byte) (int, error) {
+		names = append(names, filepath.Base(f.Name()))
+		return f.Write(b)
+	})
+	for range 2 {
+		if err := st.WriteAtomic("openai/0123456789ab.json", []byte("{}\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.WriteRenamed("openai/0123456789ab.json", []byte("{}\n"), NewFlusher(nil)); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".0123456789ab.tmp-"+strconv.Itoa(os.Getpid())) || seen[n] {
+			t.Errorf("temp name %q: want hidden, .tmp-<pid>…, unique (all: %v)", n, names)
+		}
+		seen[n] = true
+	}
 }
