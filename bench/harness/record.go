@@ -24,6 +24,7 @@ const (
 	baseTTFB       = 200_000_000
 	baseThroughput = 300_000_000
 	baseUpstream   = 400_000_000
+	baseStrict     = 500_000_000
 	perConn        = 1_000_000
 )
 
@@ -81,13 +82,14 @@ func startFake(cfg *Config, extra ...string) (*fake, error) {
 	return &fake{proc: p, url: u}, nil
 }
 
-func startRecord(cfg *Config, dir, upstream string) (*server, error) {
+func startRecord(cfg *Config, dir, upstream string, extra ...string) (*server, error) {
 	_ = os.RemoveAll(filepath.Dir(dir))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	argv := Pinned(0, cfg.bin("traceforge"), "record", "--dir", dir, "--listen", "127.0.0.1:0",
 		"--openai-upstream", upstream+"/v1", "--anthropic-upstream", upstream)
+	argv = append(argv, extra...)
 	p, err := Start(filepath.Dir(dir), []string{"NO_COLOR=1"}, argv...)
 	if err != nil {
 		return nil, err
@@ -198,5 +200,20 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 	}
 	out.TTFBDirect, out.TTFBProxy = tt.TTFBDirect, tt.TTFBProxy
 	cfg.logf("record first byte (upstream waits 200 ms): direct %s, through record %s", tt.TTFBDirect, tt.TTFBProxy)
+
+	// For comparison (no target): one client with --sync=before-answer,
+	// each snapshot fsync'd (file and folder) before the answer's last byte.
+	strictDir := filepath.Join(cfg.Work, "record-strict", ".ai-snapshots")
+	rec3, err := startRecord(cfg, strictDir, up.url, "--sync=before-answer")
+	if err != nil {
+		return nil, err
+	}
+	st, err := runLatency(cfg, hostOf(up.url), rec3.addr, n, max(2, rounds/2), baseStrict, false)
+	rec3.proc.Stop(time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	out.StrictDirectP50, out.StrictP50 = st.DirectP50, st.ProxyP50
+	cfg.logf("record --sync=before-answer latency: direct p50 %s, through record p50 %s", st.DirectP50, st.ProxyP50)
 	return out, nil
 }

@@ -101,7 +101,7 @@ func (r *Results) Targets() []Target {
 		ts = append(ts, Target{Name: "record added p50 latency", Want: "≤ 0.5 ms", Got: ms(added), Met: added <= 500*time.Microsecond})
 		ttfb := rec.TTFBProxy - rec.TTFBDirect
 		ts = append(ts, Target{Name: "record added first-byte delay (upstream waits 200 ms)", Want: "≤ 2 ms", Got: ms(ttfb), Met: ttfb <= 2*time.Millisecond})
-		ts = append(ts, Target{Name: "record calls/s at 32 clients (atomic writes)", Want: "≥ 1,000", Got: fmt.Sprintf("%.0f", rec.Throughput.RPS), Met: rec.Throughput.RPS >= 1000 && rec.Throughput.Errors == 0})
+		ts = append(ts, Target{Name: "record calls/s at 32 clients (distinct calls)", Want: "≥ 1,000", Got: fmt.Sprintf("%.0f", rec.Throughput.RPS), Met: rec.Throughput.RPS >= 1000 && rec.Throughput.Errors == 0})
 	}
 	return ts
 }
@@ -158,29 +158,34 @@ func (r *Results) Markdown() string {
 		p("Wall times are medians of alternating runs (page cache warm); RSS is `ru_maxrss` from wait4.")
 	}
 	r.ledgerMarkdown(p)
-	p("")
-	p("### Replay (%d clients)", r.Config.Conns)
-	p("")
-	p("| snapshots | mode | server | req/s | p50 | p99 | server CPU/request | vs floor req/s | vs floor CPU | server RSS | errors |")
-	p("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, x := range r.Replay {
-		rel, relCPU := "", ""
-		if fl := r.replay(x.N, x.Mode, "floor"); fl != nil && x.Server != "floor" && fl.RPS > 0 && fl.CPUPerReq > 0 {
-			rel = fmt.Sprintf("%.2f×", x.RPS/fl.RPS)
-			relCPU = fmt.Sprintf("%.2f×", float64(x.CPUPerReq)/float64(fl.CPUPerReq))
+	if len(r.Replay) > 0 {
+		p("")
+		p("### Replay (%d clients)", r.Config.Conns)
+		p("")
+		p("| snapshots | mode | server | req/s | p50 | p99 | server CPU/request | vs floor req/s | vs floor CPU | server RSS | errors |")
+		p("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, x := range r.Replay {
+			rel, relCPU := "", ""
+			if fl := r.replay(x.N, x.Mode, "floor"); fl != nil && x.Server != "floor" && fl.RPS > 0 && fl.CPUPerReq > 0 {
+				rel = fmt.Sprintf("%.2f×", x.RPS/fl.RPS)
+				relCPU = fmt.Sprintf("%.2f×", float64(x.CPUPerReq)/float64(fl.CPUPerReq))
+			}
+			p("| %d | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %d |", x.N, x.Mode, x.Server, x.RPS, ms(x.P50), ms(x.P99), us(x.CPUPerReq), rel, relCPU, mb(x.RSS), x.Errors)
 		}
-		p("| %d | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %d |", x.N, x.Mode, x.Server, x.RPS, ms(x.P50), ms(x.P99), us(x.CPUPerReq), rel, relCPU, mb(x.RSS), x.Errors)
+		p("")
+		p("CPU/request is the server's utime+stime (`/proc/<pid>/stat`) over the measured window divided by the calls completed in it.")
 	}
-	p("")
-	p("CPU/request is the server's utime+stime (`/proc/<pid>/stat`) over the measured window divided by the calls completed in it.")
 	if rec := r.Record; rec != nil {
 		p("")
-		p("### Record overhead (`traceforge record` in front of `tf-fake-upstream`, distinct calls, each written atomically)")
+		p("### Record overhead (`traceforge record` in front of `tf-fake-upstream`, distinct calls; each snapshot checked and renamed into place before the answer's last byte, fsync'd right after in a shared flush — the default `--sync=after-answer`)")
 		p("")
 		p("| figure | direct to upstream | through record | added |")
 		p("|---|---:|---:|---:|")
 		p("| p50 latency (1 client) | %s | %s | %s |", ms(rec.DirectP50), ms(rec.ProxyP50), ms(rec.ProxyP50-rec.DirectP50))
 		p("| p99 latency (1 client) | %s | %s | %s |", ms(rec.DirectP99), ms(rec.ProxyP99), ms(rec.ProxyP99-rec.DirectP99))
+		if rec.StrictP50 > 0 {
+			p("| p50 latency (1 client), `--sync=before-answer` (fsync before the answer; no target) | %s | %s | %s |", ms(rec.StrictDirectP50), ms(rec.StrictP50), ms(rec.StrictP50-rec.StrictDirectP50))
+		}
 		p("| first streamed byte, upstream waits 200 ms (median) | %s | %s | %s |", ms(rec.TTFBDirect), ms(rec.TTFBProxy), ms(rec.TTFBProxy-rec.TTFBDirect))
 		p("| calls/s at %d clients | %.0f | %.0f | |", r.Config.Conns, rec.UpstreamThroughput.RPS, rec.Throughput.RPS)
 		p("| server CPU per call at %d clients | %s (upstream) | %s (record alone) | |", r.Config.Conns, us(rec.UpstreamCPUPerCall), us(rec.CPUPerCall))

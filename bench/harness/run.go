@@ -99,6 +99,7 @@ type ReplayRow struct {
 type RecordResult struct {
 	DirectP50, DirectP99, ProxyP50, ProxyP99 time.Duration
 	TTFBDirect, TTFBProxy                    time.Duration
+	StrictDirectP50, StrictP50               time.Duration // one client, record --sync=before-answer
 	Throughput, UpstreamThroughput           LoadResult
 	CPUPerCall, UpstreamCPUPerCall           time.Duration // record's (incl. nothing of the upstream) and the upstream's, at 32 clients
 	FilesWritten                             int
