@@ -126,16 +126,45 @@ func appendInt(dst []byte, i int64) ([]byte, error) {
 	return strconv.AppendInt(dst, i, 10), nil
 }
 
+// plainEnd returns the index of the first byte at or after i of s that a
+// JSON string cannot hold as is ('"', '\\' or a control character), or
+// len(s). It tests eight bytes at a time: text is mostly plain, and the
+// byte loop was most of canonicalizing and decoding a snapshot.
+func plainEnd[T ~string | ~[]byte](s T, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte of w is below 0x20, or is '"' or '\\' (zero after the
+		// xor), exactly when the word has its high bit set.
+		ctl := (w - ones*0x20) & ^w
+		q := w ^ (ones * '"')
+		bs := w ^ (ones * '\\')
+		if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
 // appendJCSString escapes s as JSON.stringify does: '"', '\\' and control
 // characters only; \b \f \n \r \t by name, others as \u00xx.
 func appendJCSString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+		if i = plainEnd(s, i); i == len(s) {
+			break
 		}
+		c := s[i]
 		dst = append(dst, s[start:i]...)
 		switch c {
 		case '"':
