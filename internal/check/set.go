@@ -43,6 +43,10 @@ func (r *SetResult) ByKey() map[string]*Snapshot {
 // Filter keeps only files for which keep(rel) is true (sharding).
 type Filter func(rel string) bool
 
+// maxReadBuffer is the largest read buffer a CheckSet worker keeps for the
+// next file (a snapshot is usually a few KB; the limit is 64 MiB).
+const maxReadBuffer = 1 << 20
+
 // CheckSet runs every static check over the folder of st: each file, the
 // manifest, manifest ↔ files, and id collisions. Findings name files
 // relative to the folder.
@@ -119,16 +123,22 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each worker reads every file into one buffer: nothing checked
+			// aliases it (Decode copies every string and number out).
+			var buf []byte
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(files) {
 					return
 				}
 				e := files[i]
-				data, err := st.ReadRel(e.Rel, snapshot.MaxSnapshotFileSize)
+				data, err := st.ReadRelInto(e.Rel, snapshot.MaxSnapshotFileSize, buf)
 				if err != nil {
 					results[i] = out{fs: finding.Findings{readFinding(e.Rel, err)}}
 					continue
+				}
+				if cap(data) <= maxReadBuffer {
+					buf = data[:0]
 				}
 				s, fs := CheckBytes(e.Rel, data, opts)
 				switch {
