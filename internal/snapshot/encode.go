@@ -2,8 +2,11 @@ package snapshot
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -67,8 +70,50 @@ func CanonicalText(v any) string {
 	return string(b)
 }
 
+// CanonicalSHA256 is "sha256:" + hex(sha256(Canonical(v))), written to the
+// hash in pieces (WriteCanonical): hashing a manifest of 100k snapshots
+// built its 20 MB canonical text by doubling a buffer, 85 MB of garbage.
+func CanonicalSHA256(v any) (string, error) {
+	h := sha256.New()
+	if err := WriteCanonical(h, v); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// canonicalChunk is the size at which WriteCanonical hands its bytes on.
+var canonicalChunk = 64 << 10
+
+// WriteCanonical writes the RFC 8785 bytes of v to w, in pieces of about
+// canonicalChunk bytes (cut between array items and object members).
+func WriteCanonical(w io.Writer, v any) error {
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	var werr error
+	flush := func(b []byte) []byte {
+		if werr == nil {
+			_, werr = w.Write(b)
+		}
+		return b[:0]
+	}
+	b, err := appendCanonical((*bp)[:0], v, flush)
+	if err != nil {
+		return err
+	}
+	flush(b)
+	if cap(b) <= maxPooledCanonical {
+		*bp = b[:0]
+	}
+	return werr
+}
+
 // AppendCanonical appends the RFC 8785 bytes of v to dst.
-func AppendCanonical(dst []byte, v any) ([]byte, error) {
+func AppendCanonical(dst []byte, v any) ([]byte, error) { return appendCanonical(dst, v, nil) }
+
+// appendCanonical is AppendCanonical; with flush set, it passes dst to flush
+// (which returns the buffer to go on with) whenever it holds canonicalChunk
+// bytes after an array item or object member.
+func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -105,8 +150,11 @@ func AppendCanonical(dst []byte, v any) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			var err error
-			if dst, err = AppendCanonical(dst, e); err != nil {
+			if dst, err = appendCanonical(dst, e, flush); err != nil {
 				return nil, err
+			}
+			if flush != nil && len(dst) >= canonicalChunk {
+				dst = flush(dst)
 			}
 		}
 		return append(dst, ']'), nil
@@ -127,8 +175,11 @@ func AppendCanonical(dst []byte, v any) ([]byte, error) {
 			dst = appendJCSString(dst, k)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = AppendCanonical(dst, x[k]); err != nil {
+			if dst, err = appendCanonical(dst, x[k], flush); err != nil {
 				return nil, err
+			}
+			if flush != nil && len(dst) >= canonicalChunk {
+				dst = flush(dst)
 			}
 		}
 		return append(dst, '}'), nil
