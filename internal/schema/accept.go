@@ -224,6 +224,21 @@ func acceptObject(s *jsonschema.Schema, v map[string]any) verdict {
 		return unsure
 	}
 	r := yes
+	if additional == nil && len(s.Properties) < len(v) {
+		// Only the declared members are checked: look them up (most
+		// schemas applied in place, e.g. through $ref, declare none).
+		for name, sub := range s.Properties {
+			if pv, ok := v[name]; ok {
+				switch accept(sub, pv, 0) {
+				case no:
+					return no
+				case unsure:
+					r = unsure
+				}
+			}
+		}
+		return r
+	}
 	for name, pv := range v {
 		sub, ok := s.Properties[name]
 		switch {
