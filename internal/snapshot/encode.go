@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -159,7 +160,9 @@ func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, erro
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		// Up to 16 keys are sorted in an array on the stack (most objects).
+		var small [16]string
+		keys := small[:0]
 		for k := range x {
 			if !utf8.ValidString(k) {
 				return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
@@ -290,7 +293,15 @@ func sortUTF16(keys []string) {
 		sort.Strings(keys)
 		return
 	}
-	sort.Slice(keys, func(i, j int) bool { return lessUTF16(keys[i], keys[j]) })
+	slices.SortFunc(keys, func(a, b string) int {
+		switch {
+		case lessUTF16(a, b):
+			return -1
+		case lessUTF16(b, a):
+			return 1
+		}
+		return 0
+	})
 }
 
 // objectKind names the objects of the format whose keys have a fixed order

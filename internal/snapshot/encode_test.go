@@ -57,3 +57,28 @@ func FuzzWriteCanonical(f *testing.F) {
 		writeCanonicalAgrees(t, v, int(chunk)+1)
 	})
 }
+
+// TestCanonicalSortsManyAndNonASCIIKeys: objects with more keys than the
+// stack array holds, and keys whose UTF-16 order differs from their byte
+// order, come out as the JCS library writes them.
+func TestCanonicalSortsManyAndNonASCIIKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"\uFFFD":1,"😀":2,"é":3,"e":4`)
+	for i := 0; i < 30; i++ {
+		b.WriteString(`,"k` + strings.Repeat("z", i%7) + string(rune('a'+i%26)) + `":` + string(rune('0'+i%10)))
+	}
+	b.WriteString(`}`)
+	for _, d := range []string{b.String(), `{"b":1,"a":{"😀":1,"\uFFFD":2}}`} {
+		v, err := Decode([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Canonical(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := libraryCanonical(t, v); !bytes.Equal(got, want) {
+			t.Fatalf("Canonical\n%s\njcs.Transform\n%s", got, want)
+		}
+	}
+}
