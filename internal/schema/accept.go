@@ -229,11 +229,8 @@ func acceptObject(s *jsonschema.Schema, v map[string]any) verdict {
 		// schemas applied in place, e.g. through $ref, declare none).
 		for name, sub := range s.Properties {
 			if pv, ok := v[name]; ok {
-				switch accept(sub, pv, 0) {
-				case no:
+				if !fold(&r, accept(sub, pv, 0)) {
 					return no
-				case unsure:
-					r = unsure
 				}
 			}
 		}
@@ -248,14 +245,24 @@ func acceptObject(s *jsonschema.Schema, v map[string]any) verdict {
 		default:
 			continue
 		}
-		switch accept(sub, pv, 0) {
-		case no:
+		if !fold(&r, accept(sub, pv, 0)) {
 			return no
-		case unsure:
-			r = unsure
 		}
 	}
 	return r
+}
+
+// fold folds one part's verdict k into r (no, else unsure, else yes) and
+// reports whether to go on: false once a part certainly fails.
+func fold(r *verdict, k verdict) bool {
+	switch k {
+	case no:
+		*r = no
+		return false
+	case unsure:
+		*r = unsure
+	}
+	return true
 }
 
 // falseSchema stands for "additionalProperties": false in acceptObject.
@@ -288,11 +295,8 @@ func acceptArray(s *jsonschema.Schema, v []any) verdict {
 		default:
 			return r
 		}
-		switch accept(sub, item, 0) {
-		case no:
+		if !fold(&r, accept(sub, item, 0)) {
 			return no
-		case unsure:
-			r = unsure
 		}
 	}
 	return r
@@ -439,11 +443,8 @@ func equal(a, b any) verdict {
 		}
 		r := yes
 		for i := range a {
-			switch equal(a[i], bs[i]) {
-			case no:
+			if !fold(&r, equal(a[i], bs[i])) {
 				return no
-			case unsure:
-				r = unsure
 			}
 		}
 		return r
@@ -458,11 +459,8 @@ func equal(a, b any) verdict {
 			if !ok {
 				return no
 			}
-			switch equal(av, bv) {
-			case no:
+			if !fold(&r, equal(av, bv)) {
 				return no
-			case unsure:
-				r = unsure
 			}
 		}
 		return r
