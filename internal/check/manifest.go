@@ -38,9 +38,22 @@ func ParseManifest(display string, data []byte, opts Options) (*snapshot.Manifes
 		return nil, fs
 	}
 	m := snapshot.ManifestFromValue(doc)
-	if h, err := snapshot.DocumentHash(doc); err == nil && h != m.Hash {
+	if h, err := manifestHash(doc); err == nil && h != m.Hash {
 		fs = append(fs, finding.Finding{File: display, Pointer: "/hash", Rule: RuleManifestHash, Severity: finding.Error,
 			Message: fmt.Sprintf("manifest hash mismatch: stored %s, computed %s", m.Hash, h), Fix: "run: traceforge snapshot reindex"})
 	}
 	return m, fs
+}
+
+// manifestHash is snapshot.DocumentHash, with the canonical text streamed
+// into the hash (snapshot.CanonicalSHA256) instead of built whole: 20 MB
+// at 100k snapshots.
+func manifestHash(doc map[string]any) (string, error) {
+	c := make(map[string]any, len(doc))
+	for k, v := range doc {
+		if k != "hash" {
+			c[k] = v
+		}
+	}
+	return snapshot.CanonicalSHA256(c)
 }

@@ -51,12 +51,21 @@ func quick(s string) bool {
 }
 
 // containsFoldBearer reports whether s contains "bearer" in any ASCII case,
-// without allocating (every string of every snapshot passes here).
+// without allocating (every string of every snapshot passes here). It
+// jumps from one 'b' or 'B' to the next with strings.IndexByte.
 func containsFoldBearer(s string) bool {
 	const word = "bearer"
-	for i := 0; i+len(word) <= len(s); i++ {
-		if s[i]|0x20 != 'b' {
-			continue
+	nextLo, nextUp := -1, -1 // next 'b' and 'B' at or after i (-1: not searched)
+	for i := 0; i+len(word) <= len(s); {
+		if nextLo < i {
+			nextLo = indexByteFrom(s, i, 'b')
+		}
+		if nextUp < i {
+			nextUp = indexByteFrom(s, i, 'B')
+		}
+		i = min(nextLo, nextUp)
+		if i+len(word) > len(s) {
+			return false
 		}
 		j := 1
 		for ; j < len(word) && s[i+j]|0x20 == word[j]; j++ {
@@ -64,12 +73,48 @@ func containsFoldBearer(s string) bool {
 		if j == len(word) {
 			return true
 		}
+		i++
+	}
+	return false
+}
+
+// indexByteFrom is the index of the first c in s at or after i, len(s) if
+// there is none.
+func indexByteFrom(s string, i int, c byte) int {
+	if k := strings.IndexByte(s[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// anyQuick reports whether any string or object key of v passes quick:
+// most documents hold none, and then the walk that builds a JSON pointer
+// for every value (and sorts every object's keys) is not needed.
+func anyQuick(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return quick(x)
+	case []any:
+		for _, e := range x {
+			if anyQuick(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if quick(k) || anyQuick(e) {
+				return true
+			}
+		}
 	}
 	return false
 }
 
 // ScanSecrets walks every string (and object key) of v.
 func ScanSecrets(v any, base string) []SecretMatch {
+	if !anyQuick(v) {
+		return nil
+	}
 	var out []SecretMatch
 	var walk func(v any, ptr string)
 	scan := func(s, ptr string) {

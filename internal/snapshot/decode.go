@@ -300,6 +300,9 @@ func (d *decoder) str() (string, error) {
 	// Fast path: no escapes.
 	i := d.pos
 	for i < len(d.data) {
+		if i = plainEnd(d.data, i); i == len(d.data) {
+			break
+		}
 		c := d.data[i]
 		if c == '"' {
 			s := string(d.data[d.pos:i])

@@ -76,7 +76,8 @@ func TestDecodeAccepts(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e5`, `{"a":1,"a":2}`, "\xEF\xBB\xBF{}"} {
+	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e5`, `{"a":1,"a":2}`, "\xEF\xBB\xBF{}",
+		`{"long plain key, longer than a word":"a long value with an escape\nafter sixteen bytes and a \"quote\" é 日本"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -106,4 +107,39 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip changed canonical bytes:\n%s\n%s", c1, c2)
 		}
 	})
+}
+
+// TestPlainEnd: the eight-bytes-at-a-time scan finds the same first byte
+// to escape as a byte loop, wherever it sits in the word, next to
+// multi-byte UTF-8 and bytes on either side of each boundary value.
+func TestPlainEnd(t *testing.T) {
+	slow := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+				return i
+			}
+		}
+		return i
+	}
+	specials := []byte{0x00, 0x1f, '"', '\\', '\n'}
+	fillers := []string{"a", "é", "\x20", "\x21", "#", "[", "]", "\x7f", "\xff", "日"}
+	for _, f := range fillers {
+		for n := 0; n < 24; n++ {
+			base := strings.Repeat(f, n)
+			for _, sp := range append(specials, 0) {
+				s := base
+				if sp != 0 || n%2 == 0 {
+					s = base + string(sp) + base
+				}
+				for start := 0; start <= len(s); start++ {
+					if got, want := plainEnd(s, start), slow(s, start); got != want {
+						t.Fatalf("plainEnd(%q, %d) = %d, want %d", s, start, got, want)
+					}
+					if got, want := plainEnd([]byte(s), start), slow(s, start); got != want {
+						t.Fatalf("plainEnd([]byte %q, %d) = %d, want %d", s, start, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -126,6 +126,7 @@ func mustDecode0(t *testing.T, s string) any {
 func FuzzCanonical(f *testing.F) {
 	f.Add(`{"a":1.0,"b":[1e2,"x"]}`)
 	f.Add(`{"\u00e9":"\u0000","a":-0.0}`)
+	f.Add(`{"a key longer than eight bytes":"sixteen bytes...\u001f then \"quoted\" \\ and é日本 text past a word"}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := Decode([]byte(s))
 		if err != nil {
