@@ -78,7 +78,11 @@ func (s *Store) ReadRelInto(rel string, limit int64, buf []byte) ([]byte, error)
 	}
 	parts := strings.Split(rel, "/")
 	p := s.Dir
-	for i, part := range parts {
+	// The folders on the way are checked with Lstat; the file itself by
+	// opening it without following a symlink (ELOOP) and without blocking
+	// on a FIFO, then fstat on what was opened: one syscall fewer per file
+	// than an Lstat before the open, and no window between the two.
+	for i, part := range parts[:len(parts)-1] {
 		p = filepath.Join(p, part)
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -90,26 +94,32 @@ func (s *Store) ReadRelInto(rel string, limit int64, buf []byte) ([]byte, error)
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("%s: %w", strings.Join(parts[:i+1], "/"), ErrSymlink)
 		}
-		if i == len(parts)-1 {
-			if !fi.Mode().IsRegular() {
-				return nil, fmt.Errorf("%s: %w", rel, ErrNotFile)
-			}
-			if fi.Size() > limit {
-				return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, fi.Size(), limit)
-			}
-		}
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	p = filepath.Join(p, parts[len(parts)-1])
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
+		switch {
+		case errors.Is(err, syscall.ELOOP):
 			return nil, fmt.Errorf("%s: %w", rel, ErrSymlink)
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s: %w", rel, ErrNotFound)
 		}
 		return nil, err
 	}
 	defer f.Close()
-	// Read up to limit+1 bytes (the file may have grown since Lstat).
-	if fi, err := f.Stat(); err == nil && int64(cap(buf)) < min(fi.Size(), limit)+1 {
-		buf = make([]byte, 0, min(fi.Size(), limit)+1)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", rel, ErrNotFile)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, fi.Size(), limit)
+	}
+	// Read up to limit+1 bytes (the file may grow while it is read).
+	if int64(cap(buf)) < fi.Size()+1 {
+		buf = make([]byte, 0, fi.Size()+1)
 	}
 	data := buf[:0]
 	r := io.LimitReader(f, limit+1)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -75,6 +76,19 @@ func TestReadRelRefusesSymlinksAndLargeFiles(t *testing.T) {
 	f.Close()
 	if _, err := st.ReadRel("openai/aaaaaaaaaaaa.json", MaxSnapshotFileSize); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("2 GiB sparse file: %v, want ErrTooLarge", err)
+	}
+	// A FIFO or a folder named like a snapshot is refused without blocking.
+	if err := syscall.Mkfifo(filepath.Join(dir, "openai", "bbbbbbbbbbbb.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "openai", "cccccccccccc.json"), 0o755)
+	for _, rel := range []string{"openai/bbbbbbbbbbbb.json", "openai/cccccccccccc.json"} {
+		if _, err := st.ReadRel(rel, 100); !errors.Is(err, ErrNotFile) {
+			t.Errorf("%s: %v, want ErrNotFile", rel, err)
+		}
+	}
+	if _, err := st.ReadRel("openai/dddddddddddd.json", 100); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing file: %v, want ErrNotFound", err)
 	}
 	for _, bad := range []string{"../x.json", "/etc/passwd", "openai\\..\\x", "a\x00b"} {
 		if _, err := st.ReadRel(bad, 100); !errors.Is(err, ErrBadPath) {
