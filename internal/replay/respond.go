@@ -36,7 +36,7 @@ type Index struct {
 	byKey  map[string]*check.Snapshot
 	all    []*check.Snapshot
 	chains map[string]ChainParent // stored response body id → snapshot
-	norm   provider.KeyNormalizer // the set's declared key normalizers (nil = none)
+	kc     *provider.KeyContext   // KeyContext, built once: it is asked for on every request
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -45,12 +45,16 @@ type Index struct {
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
 	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}, chains: map[string]ChainParent{}}
+	ix.kc = &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
+		p, ok := ix.chains[responseID]
+		return p.ID, p.Turn, ok
+	}}
 	if set == nil {
 		return ix
 	}
 	ix.byKey = set.ByKey()
 	if set.Keys != nil {
-		ix.norm = set.Keys.Normalize
+		ix.kc.Normalize = set.Keys.Normalize
 	}
 	for _, s := range set.Snapshots {
 		if ix.byKey[s.Key] == s {
@@ -93,13 +97,9 @@ func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool
 // KeyContext resolves a previous_response_id through the stored body ids of
 // the set (replay maps stored body ids, DESIGN §12.9 item 5); several
 // snapshots with the same body id: the smallest snapshot id. It carries the
-// set's declared key normalizers, so requests key like the set.
-func (ix *Index) KeyContext() *provider.KeyContext {
-	return &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
-		p, ok := ix.chains[responseID]
-		return p.ID, p.Turn, ok
-	}, Normalize: ix.norm}
-}
+// set's declared key normalizers, so requests key like the set. The
+// context is shared: callers must not modify it.
+func (ix *Index) KeyContext() *provider.KeyContext { return ix.kc }
 
 // Len is the number of snapshots indexed.
 func (ix *Index) Len() int { return len(ix.all) }
@@ -372,14 +372,19 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 			return res, err
 		}
 	}
+	// The header values are built once per snapshot (headerValues) and set
+	// under their canonical names: no per-request canonicalization or
+	// allocation. The slices are full (len == cap), so an Add by a wrapper
+	// copies rather than writes into them.
+	hv := enc.headerValues(s, payload)
 	h := w.Header()
-	h.Set(provider.HeaderSnapshotID, s.Record.ID)
+	h[provider.HeaderSnapshotID] = hv.id
 	if synth {
-		h.Set(provider.HeaderSynthesized, "true")
+		h[provider.HeaderSynthesized] = headerTrue
 	}
 	if !req.Stream {
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(payload)))
+		h["Content-Type"] = headerJSON
+		h["Content-Length"] = hv.length
 		w.WriteHeader(http.StatusOK)
 		_, err = w.Write(payload)
 		return res, err
@@ -395,8 +400,8 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		}
 	}
 	start := func() {
-		h.Set("Content-Type", format(s).StreamContentType())
-		h.Set("Cache-Control", "no-cache")
+		h["Content-Type"] = hv.stream
+		h["Cache-Control"] = headerNoCache
 		w.WriteHeader(http.StatusOK)
 	}
 	if events := enc.cachedStream(req.IncludeUsage); events != nil {
@@ -478,6 +483,7 @@ type encoded struct {
 	jsonErr  error
 
 	streams [2]atomic.Pointer[chunks] // without, with the usage chunk
+	headers atomic.Pointer[replyHeaders]
 
 	// Set by Compact, whose snapshot has no body: body is encoded at load
 	// (compact = true); synth and bodyErr are Body's results; fingerprint
@@ -487,6 +493,37 @@ type encoded struct {
 	bodyErr     error
 	fingerprint []uint64
 	dir         string
+}
+
+// Header values every reply shares (see Respond).
+var (
+	headerTrue    = []string{"true"}
+	headerJSON    = []string{"application/json"}
+	headerNoCache = []string{"no-cache"}
+)
+
+// replyHeaders are the per-snapshot header values of Respond.
+type replyHeaders struct {
+	id     []string // X-Traceforge-Snapshot-Id
+	length []string // Content-Length of the JSON body (nil for streams)
+	stream []string // the stream's Content-Type
+}
+
+// headerValues returns the header values of s's replies (payload: its
+// JSON body, nil for a stream), built on first use.
+func (c *encoded) headerValues(s *check.Snapshot, payload []byte) *replyHeaders {
+	if p := c.headers.Load(); p != nil && (payload == nil || p.length != nil) {
+		return p
+	}
+	r := &replyHeaders{id: []string{s.Record.ID}}
+	if f := format(s); f != nil {
+		r.stream = []string{f.StreamContentType()}
+	}
+	if payload != nil {
+		r.length = []string{strconv.Itoa(len(payload))}
+	}
+	c.headers.Store(r)
+	return r
 }
 
 var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
