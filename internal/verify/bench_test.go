@@ -2,15 +2,23 @@ package verify
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime/metrics"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/serve"
+)
+
+var (
+	replaySet = flag.String("replayset", "", "BenchmarkReplayHTTP: serve this generated chat set instead of a fresh one")
+	replayN   = flag.Int("replayn", 1000, "BenchmarkReplayHTTP: the number of snapshots in -replayset")
 )
 
 // BenchmarkReplayHTTP drives the real replay server (serve.Guard around
@@ -21,12 +29,21 @@ import (
 // of `tfbench run -only replay,formats`:
 //
 //	go test -run '^$' -bench ReplayHTTP -cpuprofile cpu.prof ./internal/verify
+//
+// -replayset DIR -replayn N serve an existing generated chat set of N
+// snapshots instead (e.g. tfbench's cached 100,000-snapshot set).
 func BenchmarkReplayHTTP(b *testing.B) {
-	const n = 1000
-	for _, kind := range gen.Kinds {
-		dir := b.TempDir()
-		if _, err := kind.WriteSet(dir, n); err != nil {
-			b.Fatal(err)
+	n, kinds := 1000, gen.Kinds
+	if *replaySet != "" {
+		n, kinds = *replayN, []gen.Kind{gen.Chat}
+	}
+	for _, kind := range kinds {
+		dir := *replaySet
+		if dir == "" {
+			dir = b.TempDir()
+			if _, err := kind.WriteSet(dir, n); err != nil {
+				b.Fatal(err)
+			}
 		}
 		_, set, err := Static(StaticOptions{Dir: dir, Serve: true})
 		if err != nil || !set.Valid() {
@@ -51,6 +68,7 @@ func BenchmarkReplayHTTP(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/%s", kind, mode), func(b *testing.B) {
 				var next atomic.Int64
+				gc0 := gcCPU()
 				b.SetParallelism(16) // 32 clients on 2 CPUs, like tfbench
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
@@ -75,9 +93,19 @@ func BenchmarkReplayHTTP(b *testing.B) {
 						}
 					}
 				})
+				b.ReportMetric(float64((gcCPU()-gc0).Nanoseconds())/float64(b.N), "gc-ns/op")
 			})
 		}
 		client.CloseIdleConnections()
 		srv.Stop(0)
 	}
+}
+
+// gcCPU is the CPU time the garbage collector has used so far, without the
+// mark work done on otherwise idle CPUs (client and server share the
+// process).
+func gcCPU() time.Duration {
+	m := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}}
+	metrics.Read(m)
+	return time.Duration((m[0].Value.Float64() - m[1].Value.Float64()) * float64(time.Second))
 }

@@ -33,6 +33,9 @@ type ReplayOptions struct {
 	Root string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
+	// MemoGeneration sizes the memo of requests that hit
+	// (replay.NewMemo; 0 = replay.MemoGeneration, < 0 = no memo).
+	MemoGeneration int
 	// Logf, when set, receives one line per request (diagnostics).
 	Logf func(format string, args ...any)
 }
@@ -41,8 +44,9 @@ type ReplayOptions struct {
 // recorded response, a miss a 404 in the provider's error shape. It keeps
 // what it saw for the report.
 type ReplayServer struct {
-	o  ReplayOptions
-	ix *replay.Index
+	o    ReplayOptions
+	ix   *replay.Index
+	memo *replay.Memo // requests that hit, by replay.RequestDigest
 
 	mu          sync.Mutex
 	served      int
@@ -66,7 +70,7 @@ type miss struct {
 func NewReplayServer(o ReplayOptions) *ReplayServer {
 	ix := replay.NewIndex(o.Set)
 	o.Set = nil // the index keeps what serving needs; the rest of the set (file list, manifest, findings) can go
-	return &ReplayServer{o: o, ix: ix, misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(o.MemoGeneration), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared
@@ -88,7 +92,7 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTPWith(r, s.ix.KeyContext())
+	req, snap, err := s.lookup(r)
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
@@ -106,7 +110,6 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider.WriteStatusError(w, f, status, "traceforge replay: "+reason)
 		return
 	}
-	snap := s.ix.LookupRequest(req)
 	if snap == nil {
 		var src *source.Source
 		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
@@ -150,6 +153,34 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logf("replay: %s %s → %s", r.Method, r.URL.Path, snap.Rel)
+}
+
+// lookup parses r and finds its snapshot (nil on a miss; the hit is
+// counted). A request that hit before is found in the memo without being
+// parsed again; its Request then has no Body (serving a hit needs none).
+func (s *ReplayServer) lookup(r *http.Request) (*provider.Request, *check.Snapshot, error) {
+	if _, _, ok := registry.Route(r.Method, r.URL.Path); !ok {
+		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
+	}
+	body, err := registry.ReadHTTPBody(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	digest := replay.RequestDigest(r.Method, r.URL.Path, r.Header, body)
+	if req, snap := s.memo.Get(digest); snap != nil {
+		req.Raw = body
+		s.ix.Lookup(snap.Key) // counts the hit, like LookupRequest
+		return req, snap, nil
+	}
+	req, err := registry.ParseWith(r.Method, r.URL.Path, r.Header, body, s.ix.KeyContext())
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := s.ix.LookupRequest(req)
+	if snap != nil {
+		s.memo.Put(digest, req, snap)
+	}
+	return req, snap, nil
 }
 
 func (s *ReplayServer) addMiss(k string, m *miss) {

@@ -284,17 +284,27 @@ func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request,
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = readBody(r.Body, r.ContentLength); err != nil {
-			if serve.IsMaxBytes(err) {
-				return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
-			}
-			return nil, fmt.Errorf("read request body: %w", err)
-		}
+	body, err := ReadHTTPBody(r)
+	if err != nil {
+		return nil, err
 	}
 	return ParseWith(r.Method, r.URL.Path, r.Header, body, kc)
+}
+
+// ReadHTTPBody reads r's body the way ParseHTTP does (the caller caps its
+// size); a body over the cap wraps provider.ErrTooLarge. nil body: nil.
+func ReadHTTPBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := readBody(r.Body, r.ContentLength)
+	if err != nil {
+		if serve.IsMaxBytes(err) {
+			return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
+		}
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	return body, nil
 }
 
 // readBody reads body to its end like io.ReadAll, into one buffer sized
