@@ -104,6 +104,11 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if IsCompact(fs) {
 			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
 		}
+		// A copy of a compact snapshot, even one sharing its record, is not
+		// the object Compact made.
+		if cp := *s; IsCompact(&cp) {
+			t.Errorf("%s: a copy of a compact snapshot reports compact", s.Rel)
+		}
 		if _, ok := Fingerprint(fs); ok {
 			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)
 		}

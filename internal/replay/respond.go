@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -206,24 +207,48 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 		return s
 	}
 	rec := s.Record
-	c := *s
-	c.Record = &snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
+	cs := &compactSnapshot{snap: *s}
+	c := &cs.snap
+	cs.rec = snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
 		Endpoint: rec.Endpoint, RequestHeaders: shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers,
 		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
+	c.Record = &cs.rec
 	if m, ok := rec.Request["model"]; ok {
 		c.Record.Request = shared(map[string]any{"model": m})
 	}
-	enc := &encoded{compact: true, fingerprint: fingerprint, dir: dir}
+	enc := &cs.enc
+	enc.compact, enc.fingerprint, enc.dir = true, fingerprint, dir
 	var body map[string]any
 	body, enc.synth, enc.bodyErr = Body(s)
 	if enc.bodyErr == nil {
 		_, _ = enc.json(body) // the error is kept and returned by json
 	}
-	k := weak.Make(&c)
-	encodedCache.Store(k, enc)
-	runtime.AddCleanup(&c, func(k weak.Pointer[check.Snapshot]) { encodedCache.Delete(k) }, k)
-	return &c
+	return c
+}
+
+// compactSnapshot is what Compact allocates for one snapshot: the snapshot,
+// its record and its encoded reply in one object, the record pointing into
+// it. A served set thus costs the collector one object per snapshot, with
+// no weak pointer or cleanup, and Respond finds the encoded reply without a
+// lookup (compactOf).
+type compactSnapshot struct {
+	snap check.Snapshot // first: a *check.Snapshot from Compact points here
+	rec  snapshot.Record
+	enc  encoded
+}
+
+// compactOf returns the encoded reply of a snapshot made by Compact, nil
+// for any other. Only Compact links a snapshot's Record to the record
+// stored right after it in the same object, so the addresses tell.
+func compactOf(s *check.Snapshot) *encoded {
+	if s == nil || s.Record == nil {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(s.Record)) != uintptr(unsafe.Pointer(s))+unsafe.Offsetof(compactSnapshot{}.rec) {
+		return nil
+	}
+	return &(*compactSnapshot)(unsafe.Pointer(s)).enc
 }
 
 // sharedMaps holds one copy of each small flat map compact snapshots keep
@@ -296,6 +321,9 @@ func FullRecord(s *check.Snapshot) (*snapshot.Record, error) {
 
 // lookupEncoded is s's cache entry, a zero one when it has none.
 func lookupEncoded(s *check.Snapshot) *encoded {
+	if enc := compactOf(s); enc != nil {
+		return enc
+	}
 	if v, ok := encodedCache.Load(weak.Make(s)); ok {
 		return v.(*encoded)
 	}
@@ -526,9 +554,14 @@ func (c *encoded) headerValues(s *check.Snapshot, payload []byte) *replyHeaders 
 	return r
 }
 
+// encodedCache holds the encoded replies of snapshots not made by Compact
+// (full sets served as they are).
 var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
 
 func encodedOf(s *check.Snapshot) *encoded {
+	if enc := compactOf(s); enc != nil {
+		return enc
+	}
 	k := weak.Make(s)
 	if v, ok := encodedCache.Load(k); ok {
 		return v.(*encoded)

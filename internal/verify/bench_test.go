@@ -17,8 +17,9 @@ import (
 )
 
 var (
-	replaySet = flag.String("replayset", "", "BenchmarkReplayHTTP: serve this generated chat set instead of a fresh one")
-	replayN   = flag.Int("replayn", 1000, "BenchmarkReplayHTTP: the number of snapshots in -replayset")
+	replaySet  = flag.String("replayset", "", "BenchmarkReplayHTTP: serve this generated chat set instead of a fresh one")
+	replayN    = flag.Int("replayn", 1000, "BenchmarkReplayHTTP: the number of snapshots in -replayset")
+	replayMemo = flag.Int("replaymemo", 0, "BenchmarkReplayHTTP: ReplayOptions.MemoGeneration (-1: no memo, every request is parsed: the cold path)")
 )
 
 // BenchmarkReplayHTTP drives the real replay server (serve.Guard around
@@ -31,7 +32,8 @@ var (
 //	go test -run '^$' -bench ReplayHTTP -cpuprofile cpu.prof ./internal/verify
 //
 // -replayset DIR -replayn N serve an existing generated chat set of N
-// snapshots instead (e.g. tfbench's cached 100,000-snapshot set).
+// snapshots instead (e.g. tfbench's cached 100,000-snapshot set);
+// -replaymemo -1 measures the cold path (no memo).
 func BenchmarkReplayHTTP(b *testing.B) {
 	n, kinds := 1000, gen.Kinds
 	if *replaySet != "" {
@@ -49,7 +51,7 @@ func BenchmarkReplayHTTP(b *testing.B) {
 		if err != nil || !set.Valid() {
 			b.Fatalf("%s: %v %v", kind, err, set.Findings)
 		}
-		rs := NewReplayServer(ReplayOptions{Set: set, Display: "set"})
+		rs := NewReplayServer(ReplayOptions{Set: set, Display: "set", MemoGeneration: *replayMemo})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
