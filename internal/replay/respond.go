@@ -17,8 +17,10 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -217,6 +219,9 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 	if m, ok := rec.Request["model"]; ok {
 		c.Record.Request = shared(map[string]any{"model": m})
 	}
+	packStrings(&c.Rel, &c.Provider, &c.ID, &c.ParentID, &c.Key, &c.FileHash, &c.ResponseID, &c.ChainedFrom,
+		&cs.rec.Provider, &cs.rec.ID, &cs.rec.Timestamp, &cs.rec.Source.File, &cs.rec.Source.Function,
+		&cs.rec.Endpoint, &cs.rec.ParentID, &cs.rec.Hash)
 	enc := &cs.enc
 	enc.compact, enc.fingerprint, enc.dir = true, fingerprint, dir
 	var body map[string]any
@@ -225,6 +230,28 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 		_, _ = enc.json(body) // the error is kept and returned by json
 	}
 	return c
+}
+
+// packStrings makes the strings one snapshot keeps share one allocation
+// (equal ones one copy): decoded, each was its own small object, and a
+// served set keeps a dozen of them per snapshot for its whole life, each
+// one more object for the collector to mark.
+func packStrings(fields ...*string) {
+	var b strings.Builder
+	for i, f := range fields {
+		if !slices.ContainsFunc(fields[:i], func(g *string) bool { return *g == *f }) {
+			b.WriteString(*f)
+		}
+	}
+	all, at := b.String(), 0
+	for i, f := range fields {
+		if j := slices.IndexFunc(fields[:i], func(g *string) bool { return *g == *f }); j >= 0 {
+			*f = *fields[j] // already repointed into all
+			continue
+		}
+		*f = all[at : at+len(*f)]
+		at += len(*f)
+	}
 }
 
 // compactSnapshot is what Compact allocates for one snapshot: the snapshot,
