@@ -92,7 +92,8 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, snap, err := s.lookup(r)
+	buf := bodyBufs.Get().(*[]byte)
+	req, snap, err := s.lookup(r, buf)
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
@@ -123,6 +124,13 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
+	// A hit keeps nothing of its body (misses do, for the report): the
+	// buffer serves the next request.
+	if raw := req.Raw; cap(raw) > 0 && cap(raw) <= maxPooledBody {
+		req.Raw = nil
+		*buf = raw[:0]
+		bodyBufs.Put(buf)
+	}
 	s.mu.Lock()
 	s.served++
 	if len(req.KeyNormalizers) > 0 {
@@ -158,11 +166,11 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // lookup parses r and finds its snapshot (nil on a miss; the hit is
 // counted). A request that hit before is found in the memo without being
 // parsed again; its Request then has no Body (serving a hit needs none).
-func (s *ReplayServer) lookup(r *http.Request) (*provider.Request, *check.Snapshot, error) {
+func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
 	if _, _, ok := registry.Route(r.Method, r.URL.Path); !ok {
 		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
-	body, err := registry.ReadHTTPBody(r)
+	body, err := registry.ReadHTTPBodyInto(r, *buf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,6 +190,12 @@ func (s *ReplayServer) lookup(r *http.Request) (*provider.Request, *check.Snapsh
 	}
 	return req, snap, nil
 }
+
+// bodyBufs holds request body buffers for reuse (ServeHTTP): up to
+// maxPooledBody, so a rare large request does not stay pinned.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 256 << 10
 
 func (s *ReplayServer) addMiss(k string, m *miss) {
 	s.mu.Lock()

@@ -293,11 +293,16 @@ func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request,
 
 // ReadHTTPBody reads r's body the way ParseHTTP does (the caller caps its
 // size); a body over the cap wraps provider.ErrTooLarge. nil body: nil.
-func ReadHTTPBody(r *http.Request) ([]byte, error) {
+func ReadHTTPBody(r *http.Request) ([]byte, error) { return ReadHTTPBodyInto(r, nil) }
+
+// ReadHTTPBodyInto is ReadHTTPBody reading into buf's spare capacity (from
+// buf[:0]) when the body fits, so that a server can reuse buffers. The
+// result may share buf's memory.
+func ReadHTTPBodyInto(r *http.Request, buf []byte) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	body, err := readBody(r.Body, r.ContentLength)
+	body, err := readBody(buf[:0], r.Body, r.ContentLength)
 	if err != nil {
 		if serve.IsMaxBytes(err) {
 			return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
@@ -307,15 +312,20 @@ func ReadHTTPBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// readBody reads body to its end like io.ReadAll, into one buffer sized
-// from the declared Content-Length (size; -1 = unknown) when it is within
-// maxPresized, so that a request body is read without regrowing; a claimed
-// size is never trusted beyond that.
-func readBody(body io.Reader, size int64) ([]byte, error) {
-	if size < 0 || size > maxPresized {
+// readBody reads body to its end like io.ReadAll, appending to b (empty):
+// into its capacity, else into one buffer sized from the declared
+// Content-Length (size; -1 = unknown) when that is within maxPresized, so
+// that a request body is read without regrowing; a claimed size is never
+// trusted beyond that.
+func readBody(b []byte, body io.Reader, size int64) ([]byte, error) {
+	switch {
+	case size > maxPresized:
 		return io.ReadAll(body)
+	case size >= 0 && int64(cap(b)) <= size:
+		b = make([]byte, 0, size+1) // +1: the read that sees EOF needs room
+	case cap(b) == 0:
+		b = make([]byte, 0, 512) // unknown size: start as io.ReadAll does
 	}
-	b := make([]byte, 0, size+1) // +1: the read that sees EOF needs room
 	for {
 		n, err := body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
