@@ -262,3 +262,28 @@ func TestRespondHeadersPerReply(t *testing.T) {
 		h.Add("Cache-Control", "added")
 	}
 }
+
+// TestIndexHits: Lookup counts hits per snapshot, Get does not; Unused
+// lists the snapshots never looked up; unknown keys count nothing.
+func TestIndexHits(t *testing.T) {
+	ix := NewIndex(loadSet(t, snapshottest.OpenAIChat("hits a"), snapshottest.OpenAIChat("hits b")))
+	all := ix.Snapshots()
+	if len(all) != 2 {
+		t.Fatalf("%d snapshots", len(all))
+	}
+	a, b := all[0], all[1]
+	if ix.Get(a.Key) != a || ix.Get(b.Key) != b || ix.Get("nope") != nil || ix.Lookup("nope") != nil {
+		t.Fatal("Get/Lookup by key")
+	}
+	for range 2 {
+		if ix.Lookup(a.Key) != a {
+			t.Fatal("Lookup")
+		}
+	}
+	if ix.Hits(a.Key) != 2 || ix.Hits(b.Key) != 0 || ix.Hits("nope") != 0 {
+		t.Errorf("hits %d %d", ix.Hits(a.Key), ix.Hits(b.Key))
+	}
+	if u := ix.Unused(); len(u) != 1 || u[0] != b {
+		t.Errorf("unused %v", u)
+	}
+}

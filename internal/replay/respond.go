@@ -36,18 +36,16 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
-	byKey  map[string]*check.Snapshot
+	byKey  map[string]int32 // full key → position in all
 	all    []*check.Snapshot
+	hits   []atomic.Int64         // by position in all
 	chains map[string]ChainParent // stored response body id → snapshot
 	kc     *provider.KeyContext   // KeyContext, built once: it is asked for on every request
-
-	mu   sync.Mutex
-	hits map[string]int
 }
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
-	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}, chains: map[string]ChainParent{}}
+	ix := &Index{byKey: map[string]int32{}, chains: map[string]ChainParent{}}
 	ix.kc = &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
 		p, ok := ix.chains[responseID]
 		return p.ID, p.Turn, ok
@@ -55,12 +53,12 @@ func NewIndex(set *check.SetResult) *Index {
 	if set == nil {
 		return ix
 	}
-	ix.byKey = set.ByKey()
+	byKey := set.ByKey()
 	if set.Keys != nil {
 		ix.kc.Normalize = set.Keys.Normalize
 	}
 	for _, s := range set.Snapshots {
-		if ix.byKey[s.Key] == s {
+		if byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
 			if id, p, ok := ChainParentOf(s); ok {
 				if old, seen := ix.chains[id]; !seen || p.ID < old.ID {
@@ -70,6 +68,11 @@ func NewIndex(set *check.SetResult) *Index {
 		}
 	}
 	sort.Slice(ix.all, func(i, j int) bool { return ix.all[i].Rel < ix.all[j].Rel })
+	ix.byKey = make(map[string]int32, len(ix.all))
+	for i, s := range ix.all {
+		ix.byKey[s.Key] = int32(i)
+	}
+	ix.hits = make([]atomic.Int64, len(ix.all))
 	return ix
 }
 
@@ -111,17 +114,21 @@ func (ix *Index) Len() int { return len(ix.all) }
 func (ix *Index) Snapshots() []*check.Snapshot { return ix.all }
 
 // Get returns the snapshot of key without counting a hit.
-func (ix *Index) Get(key string) *check.Snapshot { return ix.byKey[key] }
+func (ix *Index) Get(key string) *check.Snapshot {
+	if i, ok := ix.byKey[key]; ok {
+		return ix.all[i]
+	}
+	return nil
+}
 
 // Lookup returns the snapshot of key and counts a hit; nil on a miss.
 func (ix *Index) Lookup(key string) *check.Snapshot {
-	s := ix.byKey[key]
-	if s != nil {
-		ix.mu.Lock()
-		ix.hits[key]++
-		ix.mu.Unlock()
+	i, ok := ix.byKey[key]
+	if !ok {
+		return nil
 	}
-	return s
+	ix.hits[i].Add(1)
+	return ix.all[i]
 }
 
 // LookupRequest finds the snapshot of req and counts a hit; nil on a miss.
@@ -137,7 +144,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if err != nil {
 		return nil
 	}
-	if s := ix.byKey[key]; s != nil && len(s.Record.RequestHeaders) == 0 {
+	if s := ix.Get(key); s != nil && len(s.Record.RequestHeaders) == 0 {
 		return ix.Lookup(key)
 	}
 	return nil
@@ -145,18 +152,17 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 
 // Hits returns how often key was looked up successfully.
 func (ix *Index) Hits(key string) int {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.hits[key]
+	if i, ok := ix.byKey[key]; ok {
+		return int(ix.hits[i].Load())
+	}
+	return 0
 }
 
 // Unused returns the snapshots never looked up, sorted by Rel.
 func (ix *Index) Unused() []*check.Snapshot {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	var out []*check.Snapshot
-	for _, s := range ix.all {
-		if ix.hits[s.Key] == 0 {
+	for i, s := range ix.all {
+		if ix.hits[i].Load() == 0 {
 			out = append(out, s)
 		}
 	}
