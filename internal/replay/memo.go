@@ -3,6 +3,7 @@ package replay
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 	"io"
 	"net/http"
 	"sync"
@@ -27,9 +28,18 @@ type Memo struct {
 	cur, prev  map[[32]byte]memoEntry
 }
 
+// memoEntry is what serving a hit needs of its parsed request, held by
+// value in the memo's maps.
 type memoEntry struct {
-	req  *provider.Request // without Body and Raw
-	snap *check.Snapshot
+	format         provider.Format
+	provider       provider.Name
+	endpoint       provider.Endpoint
+	key            string
+	keyNormalizers []string
+	headers        map[string]any
+	stream         bool
+	includeUsage   bool
+	snap           *check.Snapshot
 }
 
 // MemoGeneration is the size of a Memo generation NewMemo uses when given
@@ -54,7 +64,9 @@ func NewMemo(generation int) *Memo {
 // path, the stored request headers (snapshot.RequestHeaderNames, each value
 // as sent) and body — every input of registry.Parse.
 func RequestDigest(method, path string, h http.Header, body []byte) [32]byte {
-	d := sha256.New()
+	d := digests.Get().(hash.Hash)
+	defer digests.Put(d)
+	d.Reset()
 	var n [8]byte
 	field := func(s string) { // length-prefixed: no two inputs write the same bytes
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
@@ -77,6 +89,9 @@ func RequestDigest(method, path string, h http.Header, body []byte) [32]byte {
 	return sum
 }
 
+// digests are the SHA-256 states RequestDigest reuses.
+var digests = sync.Pool{New: func() any { return sha256.New() }}
+
 // Get returns the snapshot remembered for digest and a copy of the request
 // parsed for it then, without Body and Raw; nil, nil when none.
 func (m *Memo) Get(digest [32]byte) (*provider.Request, *check.Snapshot) {
@@ -95,8 +110,8 @@ func (m *Memo) Get(digest [32]byte) (*provider.Request, *check.Snapshot) {
 	if !ok {
 		return nil, nil
 	}
-	req := *e.req
-	return &req, e.snap
+	return &provider.Request{Format: e.format, Provider: e.provider, Endpoint: e.endpoint, Key: e.key,
+		KeyNormalizers: e.keyNormalizers, Headers: e.headers, Stream: e.stream, IncludeUsage: e.includeUsage}, e.snap
 }
 
 // Put remembers that the request of digest, parsed as req, hit snap.
@@ -104,10 +119,10 @@ func (m *Memo) Put(digest [32]byte, req *provider.Request, snap *check.Snapshot)
 	if m == nil {
 		return
 	}
-	kept := *req
-	kept.Body, kept.Raw = nil, nil
+	e := memoEntry{format: req.Format, provider: req.Provider, endpoint: req.Endpoint, key: req.Key, keyNormalizers: req.KeyNormalizers,
+		headers: req.Headers, stream: req.Stream, includeUsage: req.IncludeUsage, snap: snap}
 	m.mu.Lock()
-	m.putLocked(digest, memoEntry{req: &kept, snap: snap})
+	m.putLocked(digest, e)
 	m.mu.Unlock()
 }
 

@@ -54,7 +54,9 @@ func TestMemo(t *testing.T) {
 	snaps := make([]*check.Snapshot, 5)
 	for i := range snaps {
 		snaps[i] = &check.Snapshot{Key: fmt.Sprint("k", i)}
-		m.Put(digest(i), &provider.Request{Key: snaps[i].Key, Stream: true, Body: map[string]any{"a": 1}, Raw: []byte("x")}, snaps[i])
+		m.Put(digest(i), &provider.Request{Key: snaps[i].Key, Stream: true, Provider: provider.Anthropic, Endpoint: provider.Messages,
+			Headers: map[string]any{"anthropic-version": "v"}, KeyNormalizers: []string{"date"}, IncludeUsage: true,
+			Body: map[string]any{"a": 1}, Raw: []byte("x")}, snaps[i])
 		if i == 2 {
 			// 0 and 1 are now the previous generation: using 0 moves it back.
 			if _, s := m.Get(digest(0)); s != snaps[0] {
@@ -66,7 +68,8 @@ func TestMemo(t *testing.T) {
 		}
 	}
 	req, s := m.Get(digest(4))
-	if s != snaps[4] || req.Key != "k4" || !req.Stream || req.Body != nil || req.Raw != nil {
+	if s != snaps[4] || req.Key != "k4" || !req.Stream || !req.IncludeUsage || req.Provider != provider.Anthropic || req.Endpoint != provider.Messages ||
+		req.Headers["anthropic-version"] != "v" || len(req.KeyNormalizers) != 1 || req.Body != nil || req.Raw != nil {
 		t.Fatalf("got %+v %v", req, s)
 	}
 	req.Key = "changed"
