@@ -2,8 +2,10 @@ package verify
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
@@ -69,5 +71,62 @@ func TestReplayMemoSameReplies(t *testing.T) {
 	}
 	if rep := with.Finish(); rep.Served != sent || len(rep.Unused) != 0 || len(rep.Misses) != 0 {
 		t.Errorf("report: %+v", rep)
+	}
+}
+
+// TestReplayConcurrentHitsAndMisses: concurrent hits (memoized after the
+// first) and misses — reusing pooled body buffers — each get their own
+// answer; the report counts them all (run with -race).
+func TestReplayConcurrentHitsAndMisses(t *testing.T) {
+	items := []snapshottest.Item{snapshottest.OpenAIChat("conc a"), snapshottest.OpenAIChat("conc b")}
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
+		t.Fatal(err)
+	}
+	_, set := loadServed(t, dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	bodies := [][]byte{marshalJSON(t, items[0].Request), marshalJSON(t, items[1].Request), marshalJSON(t, snapshottest.OpenAIChat("conc miss").Request)}
+	want := make([]string, len(bodies))
+	for i, b := range bodies[:2] {
+		w := httptest.NewRecorder()
+		rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(b)))
+		want[i] = w.Body.String()
+	}
+	const workers, each = 8, 30
+	errs := make(chan string, workers*each)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				k := (g + i) % len(bodies)
+				w := httptest.NewRecorder()
+				rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[k])))
+				switch {
+				case k == 2 && w.Code != http.StatusNotFound:
+					errs <- fmt.Sprintf("miss answered %d", w.Code)
+				case k < 2 && (w.Code != http.StatusOK || w.Body.String() != want[k]):
+					errs <- fmt.Sprintf("request %d answered %d %q", k, w.Code, w.Body.String())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	rep := rs.Finish()
+	misses := 0
+	for g := range workers {
+		for i := range each {
+			if (g+i)%len(bodies) == 2 {
+				misses++
+			}
+		}
+	}
+	if rep.Served != 2+workers*each-misses || len(rep.Misses) != 1 || rep.Misses[0].Count != misses {
+		t.Errorf("served %d, misses %+v; want %d served, one miss ×%d", rep.Served, rep.Misses, 2+workers*each-misses, misses)
 	}
 }
