@@ -133,6 +133,14 @@ func (m *Memo) putLocked(digest [32]byte, e memoEntry) {
 	m.cur[digest] = e
 }
 
+// Generation is the memo's generation size (0 for the nil Memo).
+func (m *Memo) Generation() int {
+	if m == nil {
+		return 0
+	}
+	return m.generation
+}
+
 // Len is the number of requests remembered.
 func (m *Memo) Len() int {
 	if m == nil {

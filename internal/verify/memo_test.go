@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
@@ -128,5 +129,24 @@ func TestReplayConcurrentHitsAndMisses(t *testing.T) {
 	}
 	if rep.Served != 2+workers*each-misses || len(rep.Misses) != 1 || rep.Misses[0].Count != misses {
 		t.Errorf("served %d, misses %+v; want %d served, one miss ×%d", rep.Served, rep.Misses, 2+workers*each-misses, misses)
+	}
+}
+
+// TestMemoGeneration: the default memo holds each snapshot's request once,
+// never fewer than replay.MemoGeneration nor more than four times that.
+func TestMemoGeneration(t *testing.T) {
+	for n, want := range map[int]int{0: replay.MemoGeneration, 10: replay.MemoGeneration, 10000: 10000, 100000: 4 * replay.MemoGeneration} {
+		if got := memoGeneration(n); got != want {
+			t.Errorf("memoGeneration(%d) = %d, want %d", n, got, want)
+		}
+	}
+	if g := NewReplayServer(ReplayOptions{}).memo.Generation(); g != replay.MemoGeneration {
+		t.Errorf("empty set: generation %d", g)
+	}
+	if g := NewReplayServer(ReplayOptions{MemoGeneration: 7}).memo.Generation(); g != 7 {
+		t.Errorf("explicit size: generation %d", g)
+	}
+	if m := NewReplayServer(ReplayOptions{MemoGeneration: -1}).memo; m != nil || m.Generation() != 0 {
+		t.Error("MemoGeneration < 0 must turn the memo off")
 	}
 }

@@ -33,8 +33,9 @@ type ReplayOptions struct {
 	Root string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
-	// MemoGeneration sizes the memo of requests that hit
-	// (replay.NewMemo; 0 = replay.MemoGeneration, < 0 = no memo).
+	// MemoGeneration sizes the memo of requests that hit (replay.NewMemo;
+	// 0 = the set's size within [replay.MemoGeneration,
+	// 4×replay.MemoGeneration]; < 0 = no memo).
 	MemoGeneration int
 	// Logf, when set, receives one line per request (diagnostics).
 	Logf func(format string, args ...any)
@@ -70,7 +71,19 @@ type miss struct {
 func NewReplayServer(o ReplayOptions) *ReplayServer {
 	ix := replay.NewIndex(o.Set)
 	o.Set = nil // the index keeps what serving needs; the rest of the set (file list, manifest, findings) can go
-	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(o.MemoGeneration), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+	gen := o.MemoGeneration
+	if gen == 0 {
+		gen = memoGeneration(ix.Len())
+	}
+	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+}
+
+// memoGeneration is the default memo generation of a set of n snapshots:
+// room for each snapshot's request once (a test suite run again against a
+// running server replays warm), within [replay.MemoGeneration,
+// 4×replay.MemoGeneration] — a few MB at most.
+func memoGeneration(n int) int {
+	return min(max(n, replay.MemoGeneration), 4*replay.MemoGeneration)
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared
