@@ -18,14 +18,9 @@ import (
 // without a memo, plain and streamed, and count as hits.
 func TestReplayMemoSameReplies(t *testing.T) {
 	items := []snapshottest.Item{snapshottest.OpenAIChat("memo a"), snapshottest.AnthropicMessage("memo b")}
-	dir := t.TempDir()
-	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
-		t.Fatal(err)
-	}
-	_, set := loadServed(t, dir, nil)
-	with := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
-	_, set = loadServed(t, dir, nil)
-	without := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", MemoGeneration: -1})
+	dir := writeItems(t, items...)
+	with := servedBy(t, dir, 0)
+	without := servedBy(t, dir, -1)
 	type reply struct {
 		status            int
 		id, ctype, length string
@@ -80,12 +75,7 @@ func TestReplayMemoSameReplies(t *testing.T) {
 // answer; the report counts them all (run with -race).
 func TestReplayConcurrentHitsAndMisses(t *testing.T) {
 	items := []snapshottest.Item{snapshottest.OpenAIChat("conc a"), snapshottest.OpenAIChat("conc b")}
-	dir := t.TempDir()
-	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
-		t.Fatal(err)
-	}
-	_, set := loadServed(t, dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	rs := servedBy(t, writeItems(t, items...), 0)
 	bodies := [][]byte{marshalJSON(t, items[0].Request), marshalJSON(t, items[1].Request), marshalJSON(t, snapshottest.OpenAIChat("conc miss").Request)}
 	want := make([]string, len(bodies))
 	for i, b := range bodies[:2] {
@@ -149,4 +139,21 @@ func TestMemoGeneration(t *testing.T) {
 	if m := NewReplayServer(ReplayOptions{MemoGeneration: -1}).memo; m != nil || m.Generation() != 0 {
 		t.Error("MemoGeneration < 0 must turn the memo off")
 	}
+}
+
+// writeItems writes a snapshot set of items and returns its folder.
+func writeItems(t *testing.T, items ...snapshottest.Item) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, items...); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// servedBy is a replay server over the set in dir with the given memo size.
+func servedBy(t *testing.T, dir string, memoGeneration int) *ReplayServer {
+	t.Helper()
+	_, set := loadServed(t, dir, nil)
+	return NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", MemoGeneration: memoGeneration})
 }
