@@ -239,11 +239,15 @@ func RewriteMessages(request map[string]any, fn func(msg map[string]any)) {
 }
 
 // RenumberToolCallIDs is the tool-call key rule of chat-like formats
-// (OpenAI chat, Ollama chat; DESIGN §4): in request["messages"] (a copy;
-// the caller's messages are never modified), every assistant
+// (OpenAI chat, Ollama chat; DESIGN §4): in request["messages"] (a copy
+// when any id is there to renumber, else left as it is; the caller's
+// messages are never modified), every assistant
 // tool_calls[].id and every tool message's tool_call_id becomes call_1,
 // call_2, … in order of first appearance.
 func RenumberToolCallIDs(request map[string]any) {
+	if !hasToolCallIDs(request) {
+		return // nothing to renumber: no copy of every message
+	}
 	ids := NewRenumberer("call_")
 	RewriteMessages(request, func(msg map[string]any) {
 		if calls, ok := msg["tool_calls"].([]any); ok {
@@ -257,6 +261,25 @@ func RenumberToolCallIDs(request map[string]any) {
 			msg["tool_call_id"] = ids.ID(id)
 		}
 	})
+}
+
+// hasToolCallIDs reports whether a message of request["messages"] has
+// tool_calls or tool_call_id, the members RenumberToolCallIDs rewrites.
+func hasToolCallIDs(request map[string]any) bool {
+	msgs, _ := request["messages"].([]any)
+	for _, m := range msgs {
+		msg, ok := m.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ok := msg["tool_calls"]; ok {
+			return true
+		}
+		if _, ok := msg["tool_call_id"]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // RewriteEach returns a copy of list in which every object element is a

@@ -89,6 +89,16 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 			t.Errorf("%s fingerprint %v %v", s.Rel, fp, ok)
 		}
 		fs := fix.Get(s.Key)
+		// The metadata (its strings packed into one allocation) is the full
+		// snapshot's.
+		meta := func(s *check.Snapshot) []any {
+			r := s.Record
+			return []any{s.Rel, s.Provider, s.ID, s.ParentID, s.Turn, s.Key, s.FileHash, s.ResponseID, s.ChainedFrom,
+				r.Provider, r.ID, r.Timestamp, r.Source, r.Endpoint, r.ParentID, r.Turn, r.Hash, r.Response.LatencyMS, r.Response.Stream}
+		}
+		if got, want := meta(s), meta(fs); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s metadata\n got %q\nwant %q", s.Rel, got, want)
+		}
 		wantBody, wantSynth, _ := Body(fs)
 		gotBody, gotSynth, err := Body(s)
 		if err != nil || gotSynth != wantSynth || !reflect.DeepEqual(gotBody, wantBody) {
@@ -103,6 +113,11 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		}
 		if IsCompact(fs) {
 			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
+		}
+		// A copy of a compact snapshot, even one sharing its record, is not
+		// the object Compact made.
+		if cp := *s; IsCompact(&cp) {
+			t.Errorf("%s: a copy of a compact snapshot reports compact", s.Rel)
 		}
 		if _, ok := Fingerprint(fs); ok {
 			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,9 @@ func TestRespond(t *testing.T) {
 					if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 						t.Fatalf("content type %q", ct)
 					}
+					if cl := rec.Header().Get("Content-Length"); cl != strconv.Itoa(rec.Body.Len()) {
+						t.Errorf("Content-Length %q, body %d bytes", cl, rec.Body.Len())
+					}
 					if body, err = provider.Decode(bytes.TrimSpace(rec.Body.Bytes())); err != nil {
 						t.Fatal(err)
 					}
@@ -214,5 +218,72 @@ func TestLookupRequestHeaderlessSnapshots(t *testing.T) {
 	h.Set("anthropic-version", "2023-06-01")
 	if s := ix.LookupRequest(parse(recorded)); s == nil {
 		t.Fatal("same headers must hit")
+	}
+}
+
+// TestRespondHeadersPerReply: the header values Respond keeps per snapshot
+// fit every reply whatever comes first (stream, then plain, then stream
+// again), and a wrapper adding to a reply's headers does not leak into the
+// next reply.
+func TestRespondHeadersPerReply(t *testing.T) {
+	it := withBody(snapshottest.OpenAIChat("stored body"))
+	ix := NewIndex(loadSet(t, it))
+	for i, stream := range []bool{true, false, true, false} {
+		extra := map[string]any{}
+		if stream {
+			extra["stream"] = true
+		}
+		req, err := registry.Parse("POST", "/v1/chat/completions", http.Header{}, reqBody(t, it, extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ix.Lookup(req.Key)
+		rec := httptest.NewRecorder()
+		if _, err := Respond(context.Background(), rec, req, s, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		h := rec.Header()
+		if got := h.Values(provider.HeaderSnapshotID); len(got) != 1 || got[0] != s.Record.ID {
+			t.Errorf("reply %d: snapshot id %q, want [%s]", i, got, s.Record.ID)
+		}
+		wantType, wantLen, wantCache := "application/json", strconv.Itoa(rec.Body.Len()), ""
+		if stream {
+			wantType, wantLen, wantCache = provider.SSEContentType, "", "no-cache"
+		}
+		if got := h.Values("Content-Type"); len(got) != 1 || got[0] != wantType {
+			t.Errorf("reply %d: Content-Type %q, want %s", i, got, wantType)
+		}
+		if h.Get("Content-Length") != wantLen || h.Get("Cache-Control") != wantCache {
+			t.Errorf("reply %d: Content-Length %q Cache-Control %q, want %q %q", i, h.Get("Content-Length"), h.Get("Cache-Control"), wantLen, wantCache)
+		}
+		h.Add(provider.HeaderSnapshotID, "added")
+		h.Add("Content-Type", "added")
+		h.Add("Content-Length", "1")
+		h.Add("Cache-Control", "added")
+	}
+}
+
+// TestIndexHits: Lookup counts hits per snapshot, Get does not; Unused
+// lists the snapshots never looked up; unknown keys count nothing.
+func TestIndexHits(t *testing.T) {
+	ix := NewIndex(loadSet(t, snapshottest.OpenAIChat("hits a"), snapshottest.OpenAIChat("hits b")))
+	all := ix.Snapshots()
+	if len(all) != 2 {
+		t.Fatalf("%d snapshots", len(all))
+	}
+	a, b := all[0], all[1]
+	if ix.Get(a.Key) != a || ix.Get(b.Key) != b || ix.Get("nope") != nil || ix.Lookup("nope") != nil {
+		t.Fatal("Get/Lookup by key")
+	}
+	for range 2 {
+		if ix.Lookup(a.Key) != a {
+			t.Fatal("Lookup")
+		}
+	}
+	if ix.Hits(a.Key) != 2 || ix.Hits(b.Key) != 0 || ix.Hits("nope") != 0 {
+		t.Errorf("hits %d %d", ix.Hits(a.Key), ix.Hits(b.Key))
+	}
+	if u := ix.Unused(); len(u) != 1 || u[0] != b {
+		t.Errorf("unused %v", u)
 	}
 }

@@ -17,11 +17,14 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -33,27 +36,29 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
-	byKey  map[string]*check.Snapshot
+	byKey  map[string]int32 // full key → position in all
 	all    []*check.Snapshot
+	hits   []atomic.Int64         // by position in all
 	chains map[string]ChainParent // stored response body id → snapshot
-	norm   provider.KeyNormalizer // the set's declared key normalizers (nil = none)
-
-	mu   sync.Mutex
-	hits map[string]int
+	kc     *provider.KeyContext   // KeyContext, built once: it is asked for on every request
 }
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
-	ix := &Index{byKey: map[string]*check.Snapshot{}, hits: map[string]int{}, chains: map[string]ChainParent{}}
+	ix := &Index{byKey: map[string]int32{}, chains: map[string]ChainParent{}}
+	ix.kc = &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
+		p, ok := ix.chains[responseID]
+		return p.ID, p.Turn, ok
+	}}
 	if set == nil {
 		return ix
 	}
-	ix.byKey = set.ByKey()
+	byKey := set.ByKey()
 	if set.Keys != nil {
-		ix.norm = set.Keys.Normalize
+		ix.kc.Normalize = set.Keys.Normalize
 	}
 	for _, s := range set.Snapshots {
-		if ix.byKey[s.Key] == s {
+		if byKey[s.Key] == s {
 			ix.all = append(ix.all, s)
 			if id, p, ok := ChainParentOf(s); ok {
 				if old, seen := ix.chains[id]; !seen || p.ID < old.ID {
@@ -63,6 +68,11 @@ func NewIndex(set *check.SetResult) *Index {
 		}
 	}
 	sort.Slice(ix.all, func(i, j int) bool { return ix.all[i].Rel < ix.all[j].Rel })
+	ix.byKey = make(map[string]int32, len(ix.all))
+	for i, s := range ix.all {
+		ix.byKey[s.Key] = int32(i)
+	}
+	ix.hits = make([]atomic.Int64, len(ix.all))
 	return ix
 }
 
@@ -93,13 +103,9 @@ func ChainParentOf(s *check.Snapshot) (responseID string, p ChainParent, ok bool
 // KeyContext resolves a previous_response_id through the stored body ids of
 // the set (replay maps stored body ids, DESIGN §12.9 item 5); several
 // snapshots with the same body id: the smallest snapshot id. It carries the
-// set's declared key normalizers, so requests key like the set.
-func (ix *Index) KeyContext() *provider.KeyContext {
-	return &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
-		p, ok := ix.chains[responseID]
-		return p.ID, p.Turn, ok
-	}, Normalize: ix.norm}
-}
+// set's declared key normalizers, so requests key like the set. The
+// context is shared: callers must not modify it.
+func (ix *Index) KeyContext() *provider.KeyContext { return ix.kc }
 
 // Len is the number of snapshots indexed.
 func (ix *Index) Len() int { return len(ix.all) }
@@ -108,17 +114,21 @@ func (ix *Index) Len() int { return len(ix.all) }
 func (ix *Index) Snapshots() []*check.Snapshot { return ix.all }
 
 // Get returns the snapshot of key without counting a hit.
-func (ix *Index) Get(key string) *check.Snapshot { return ix.byKey[key] }
+func (ix *Index) Get(key string) *check.Snapshot {
+	if i, ok := ix.byKey[key]; ok {
+		return ix.all[i]
+	}
+	return nil
+}
 
 // Lookup returns the snapshot of key and counts a hit; nil on a miss.
 func (ix *Index) Lookup(key string) *check.Snapshot {
-	s := ix.byKey[key]
-	if s != nil {
-		ix.mu.Lock()
-		ix.hits[key]++
-		ix.mu.Unlock()
+	i, ok := ix.byKey[key]
+	if !ok {
+		return nil
 	}
-	return s
+	ix.hits[i].Add(1)
+	return ix.all[i]
 }
 
 // LookupRequest finds the snapshot of req and counts a hit; nil on a miss.
@@ -134,7 +144,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 	if err != nil {
 		return nil
 	}
-	if s := ix.byKey[key]; s != nil && len(s.Record.RequestHeaders) == 0 {
+	if s := ix.Get(key); s != nil && len(s.Record.RequestHeaders) == 0 {
 		return ix.Lookup(key)
 	}
 	return nil
@@ -142,18 +152,17 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 
 // Hits returns how often key was looked up successfully.
 func (ix *Index) Hits(key string) int {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.hits[key]
+	if i, ok := ix.byKey[key]; ok {
+		return int(ix.hits[i].Load())
+	}
+	return 0
 }
 
 // Unused returns the snapshots never looked up, sorted by Rel.
 func (ix *Index) Unused() []*check.Snapshot {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	var out []*check.Snapshot
-	for _, s := range ix.all {
-		if ix.hits[s.Key] == 0 {
+	for i, s := range ix.all {
+		if ix.hits[i].Load() == 0 {
 			out = append(out, s)
 		}
 	}
@@ -206,24 +215,73 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 		return s
 	}
 	rec := s.Record
-	c := *s
-	c.Record = &snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
+	cs := &compactSnapshot{snap: *s}
+	c := &cs.snap
+	cs.rec = snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
 		Endpoint: rec.Endpoint, RequestHeaders: shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers,
 		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
+	c.Record = &cs.rec
 	if m, ok := rec.Request["model"]; ok {
 		c.Record.Request = shared(map[string]any{"model": m})
 	}
-	enc := &encoded{compact: true, fingerprint: fingerprint, dir: dir}
+	packStrings(&c.Rel, &c.Provider, &c.ID, &c.ParentID, &c.Key, &c.FileHash, &c.ResponseID, &c.ChainedFrom,
+		&cs.rec.Provider, &cs.rec.ID, &cs.rec.Timestamp, &cs.rec.Source.File, &cs.rec.Source.Function,
+		&cs.rec.Endpoint, &cs.rec.ParentID, &cs.rec.Hash)
+	enc := &cs.enc
+	enc.compact, enc.fingerprint, enc.dir = true, fingerprint, dir
 	var body map[string]any
 	body, enc.synth, enc.bodyErr = Body(s)
 	if enc.bodyErr == nil {
 		_, _ = enc.json(body) // the error is kept and returned by json
 	}
-	k := weak.Make(&c)
-	encodedCache.Store(k, enc)
-	runtime.AddCleanup(&c, func(k weak.Pointer[check.Snapshot]) { encodedCache.Delete(k) }, k)
-	return &c
+	return c
+}
+
+// packStrings makes the strings one snapshot keeps share one allocation
+// (equal ones one copy): decoded, each was its own small object, and a
+// served set keeps a dozen of them per snapshot for its whole life, each
+// one more object for the collector to mark.
+func packStrings(fields ...*string) {
+	var b strings.Builder
+	for i, f := range fields {
+		if !slices.ContainsFunc(fields[:i], func(g *string) bool { return *g == *f }) {
+			b.WriteString(*f)
+		}
+	}
+	all, at := b.String(), 0
+	for i, f := range fields {
+		if j := slices.IndexFunc(fields[:i], func(g *string) bool { return *g == *f }); j >= 0 {
+			*f = *fields[j] // already repointed into all
+			continue
+		}
+		*f = all[at : at+len(*f)]
+		at += len(*f)
+	}
+}
+
+// compactSnapshot is what Compact allocates for one snapshot: the snapshot,
+// its record and its encoded reply in one object, the record pointing into
+// it. A served set thus costs the collector one object per snapshot, with
+// no weak pointer or cleanup, and Respond finds the encoded reply without a
+// lookup (compactOf).
+type compactSnapshot struct {
+	snap check.Snapshot // first: a *check.Snapshot from Compact points here
+	rec  snapshot.Record
+	enc  encoded
+}
+
+// compactOf returns the encoded reply of a snapshot made by Compact, nil
+// for any other. Only Compact links a snapshot's Record to the record
+// stored right after it in the same object, so the addresses tell.
+func compactOf(s *check.Snapshot) *encoded {
+	if s == nil || s.Record == nil {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(s.Record)) != uintptr(unsafe.Pointer(s))+unsafe.Offsetof(compactSnapshot{}.rec) {
+		return nil
+	}
+	return &(*compactSnapshot)(unsafe.Pointer(s)).enc
 }
 
 // sharedMaps holds one copy of each small flat map compact snapshots keep
@@ -296,6 +354,9 @@ func FullRecord(s *check.Snapshot) (*snapshot.Record, error) {
 
 // lookupEncoded is s's cache entry, a zero one when it has none.
 func lookupEncoded(s *check.Snapshot) *encoded {
+	if enc := compactOf(s); enc != nil {
+		return enc
+	}
 	if v, ok := encodedCache.Load(weak.Make(s)); ok {
 		return v.(*encoded)
 	}
@@ -372,14 +433,19 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 			return res, err
 		}
 	}
+	// The header values are built once per snapshot (headerValues) and set
+	// under their canonical names: no per-request canonicalization or
+	// allocation. The slices are full (len == cap), so an Add by a wrapper
+	// copies rather than writes into them.
+	hv := enc.headerValues(s, payload)
 	h := w.Header()
-	h.Set(provider.HeaderSnapshotID, s.Record.ID)
+	h[provider.HeaderSnapshotID] = hv.id
 	if synth {
-		h.Set(provider.HeaderSynthesized, "true")
+		h[provider.HeaderSynthesized] = headerTrue
 	}
 	if !req.Stream {
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(payload)))
+		h["Content-Type"] = headerJSON
+		h["Content-Length"] = hv.length
 		w.WriteHeader(http.StatusOK)
 		_, err = w.Write(payload)
 		return res, err
@@ -395,8 +461,8 @@ func Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, 
 		}
 	}
 	start := func() {
-		h.Set("Content-Type", format(s).StreamContentType())
-		h.Set("Cache-Control", "no-cache")
+		h["Content-Type"] = hv.stream
+		h["Cache-Control"] = headerNoCache
 		w.WriteHeader(http.StatusOK)
 	}
 	if events := enc.cachedStream(req.IncludeUsage); events != nil {
@@ -478,6 +544,7 @@ type encoded struct {
 	jsonErr  error
 
 	streams [2]atomic.Pointer[chunks] // without, with the usage chunk
+	headers atomic.Pointer[replyHeaders]
 
 	// Set by Compact, whose snapshot has no body: body is encoded at load
 	// (compact = true); synth and bodyErr are Body's results; fingerprint
@@ -489,9 +556,45 @@ type encoded struct {
 	dir         string
 }
 
+// Header values every reply shares (see Respond).
+var (
+	headerTrue    = []string{"true"}
+	headerJSON    = []string{"application/json"}
+	headerNoCache = []string{"no-cache"}
+)
+
+// replyHeaders are the per-snapshot header values of Respond.
+type replyHeaders struct {
+	id     []string // X-Traceforge-Snapshot-Id
+	length []string // Content-Length of the JSON body (nil for streams)
+	stream []string // the stream's Content-Type
+}
+
+// headerValues returns the header values of s's replies (payload: its
+// JSON body, nil for a stream), built on first use.
+func (c *encoded) headerValues(s *check.Snapshot, payload []byte) *replyHeaders {
+	if p := c.headers.Load(); p != nil && (payload == nil || p.length != nil) {
+		return p
+	}
+	r := &replyHeaders{id: []string{s.Record.ID}}
+	if f := format(s); f != nil {
+		r.stream = []string{f.StreamContentType()}
+	}
+	if payload != nil {
+		r.length = []string{strconv.Itoa(len(payload))}
+	}
+	c.headers.Store(r)
+	return r
+}
+
+// encodedCache holds the encoded replies of snapshots not made by Compact
+// (full sets served as they are).
 var encodedCache sync.Map // weak.Pointer[check.Snapshot] → *encoded
 
 func encodedOf(s *check.Snapshot) *encoded {
+	if enc := compactOf(s); enc != nil {
+		return enc
+	}
 	k := weak.Make(s)
 	if v, ok := encodedCache.Load(k); ok {
 		return v.(*encoded)

@@ -222,7 +222,7 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	c := call{name: "n", provider: provider.OpenAI, path: "/v1/chat/completions"}
-	for _, day := range []string{"2026-01-09", "2030-05-01"} {
+	for _, day := range []string{"2026-01-09", "2030-05-01", "2030-05-01"} { // the repeat is a memo hit
 		body := snapshottest.OpenAIChat("Report for " + day).Request
 		body["user"] = "u-" + day
 		if resp, data := send(t, srv.URL, c, body, nil); resp.StatusCode != 200 {
@@ -231,11 +231,15 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	}
 	miss := snapshottest.OpenAIChat("Summary for 2030-05-01").Request
 	send(t, srv.URL, c, miss, nil)
+	send(t, srv.URL, c, miss, nil)
+	if n := rs.memo.Len(); n != 2 {
+		t.Errorf("memo holds %d requests; want the 2 distinct hits, no miss", n)
+	}
 	rep := rs.Finish()
-	if rep.Served != 2 || len(rep.Normalized) != 1 || rep.Normalized[0].Count != 2 || strings.Join(rep.Normalized[0].Rules, ",") != "date,drop" {
+	if rep.Served != 3 || len(rep.Normalized) != 1 || rep.Normalized[0].Count != 3 || strings.Join(rep.Normalized[0].Rules, ",") != "date,drop" {
 		t.Fatalf("normalized matches: %+v", rep.Normalized)
 	}
-	if len(rep.Misses) != 1 || len(rep.Misses[0].Near) != 1 ||
+	if len(rep.Misses) != 1 || rep.Misses[0].Count != 2 || len(rep.Misses[0].Near) != 1 ||
 		strings.Join(rep.Misses[0].Near[0].Changes, "\n") != `/messages/1/content: "Report for <date>" → "Summary for <date>"` {
 		t.Fatalf("miss: %+v", rep.Misses)
 	}
@@ -244,7 +248,7 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	if err := r.Write(&b, "text", false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "matched via date, drop (2 request(s))") {
+	if !strings.Contains(b.String(), "matched via date, drop (3 request(s))") {
 		t.Errorf("text report:\n%s", b.String())
 	}
 }

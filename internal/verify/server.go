@@ -33,6 +33,10 @@ type ReplayOptions struct {
 	Root string
 	// Latency reproduces each snapshot's recorded latency_ms.
 	Latency bool
+	// MemoGeneration sizes the memo of requests that hit (replay.NewMemo;
+	// 0 = the set's size within [replay.MemoGeneration,
+	// 4×replay.MemoGeneration]; < 0 = no memo).
+	MemoGeneration int
 	// Logf, when set, receives one line per request (diagnostics).
 	Logf func(format string, args ...any)
 }
@@ -41,8 +45,9 @@ type ReplayOptions struct {
 // recorded response, a miss a 404 in the provider's error shape. It keeps
 // what it saw for the report.
 type ReplayServer struct {
-	o  ReplayOptions
-	ix *replay.Index
+	o    ReplayOptions
+	ix   *replay.Index
+	memo *replay.Memo // requests that hit, by replay.RequestDigest
 
 	mu          sync.Mutex
 	served      int
@@ -66,7 +71,19 @@ type miss struct {
 func NewReplayServer(o ReplayOptions) *ReplayServer {
 	ix := replay.NewIndex(o.Set)
 	o.Set = nil // the index keeps what serving needs; the rest of the set (file list, manifest, findings) can go
-	return &ReplayServer{o: o, ix: ix, misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+	gen := o.MemoGeneration
+	if gen == 0 {
+		gen = memoGeneration(ix.Len())
+	}
+	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+}
+
+// memoGeneration is the default memo generation of a set of n snapshots:
+// room for each snapshot's request once (a test suite run again against a
+// running server replays warm), within [replay.MemoGeneration,
+// 4×replay.MemoGeneration] — a few MB at most.
+func memoGeneration(n int) int {
+	return min(max(n, replay.MemoGeneration), 4*replay.MemoGeneration)
 }
 
 // Handler is the replay server. Whoever serves it wraps it in the shared
@@ -88,7 +105,8 @@ func (s *ReplayServer) logf(format string, args ...any) {
 
 // ServeHTTP answers one call.
 func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, err := registry.ParseHTTPWith(r, s.ix.KeyContext())
+	buf := bodyBufs.Get().(*[]byte)
+	req, snap, err := s.lookup(r, buf)
 	if err != nil {
 		f := registry.ErrorFormat(r)
 		p := f.Provider()
@@ -106,7 +124,6 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider.WriteStatusError(w, f, status, "traceforge replay: "+reason)
 		return
 	}
-	snap := s.ix.LookupRequest(req)
 	if snap == nil {
 		var src *source.Source
 		if v := r.Header.Get("X-Traceforge-Source"); v != "" {
@@ -120,6 +137,13 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
+	// A hit keeps nothing of its body (misses do, for the report): the
+	// buffer serves the next request.
+	if raw := req.Raw; cap(raw) > 0 && cap(raw) <= maxPooledBody {
+		req.Raw = nil
+		*buf = raw[:0]
+		bodyBufs.Put(buf)
+	}
 	s.mu.Lock()
 	s.served++
 	if len(req.KeyNormalizers) > 0 {
@@ -142,12 +166,49 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.failures = append(s.failures, fmt.Sprintf("%s/%s: %v", s.o.Display, snap.Rel, err))
 	}
 	s.mu.Unlock()
+	if s.o.Logf == nil {
+		return // the lines below would box their arguments for nothing
+	}
 	if len(req.KeyNormalizers) > 0 {
 		s.logf("replay: %s %s → %s (matched via %s)", r.Method, r.URL.Path, snap.Rel, strings.Join(req.KeyNormalizers, ", "))
 		return
 	}
 	s.logf("replay: %s %s → %s", r.Method, r.URL.Path, snap.Rel)
 }
+
+// lookup parses r and finds its snapshot (nil on a miss; the hit is
+// counted). A request that hit before is found in the memo without being
+// parsed again; its Request then has no Body (serving a hit needs none).
+func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
+	if _, _, ok := registry.Route(r.Method, r.URL.Path); !ok {
+		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
+	}
+	body, err := registry.ReadHTTPBodyInto(r, *buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	digest := replay.RequestDigest(r.Method, r.URL.Path, r.Header, body)
+	if req, snap := s.memo.Get(digest); snap != nil {
+		req.Raw = body
+		s.ix.Lookup(snap.Key) // counts the hit, like LookupRequest
+		return req, snap, nil
+	}
+	req, err := registry.ParseWith(r.Method, r.URL.Path, r.Header, body, s.ix.KeyContext())
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := s.ix.LookupRequest(req)
+	if snap != nil {
+		s.memo.Put(digest, req, snap)
+	}
+	return req, snap, nil
+}
+
+// bodyBufs holds request body buffers for reuse (ServeHTTP): up to
+// maxPooledBody, so a rare large request does not stay pinned.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 256 << 10
 
 func (s *ReplayServer) addMiss(k string, m *miss) {
 	s.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/provider"
@@ -283,18 +284,66 @@ func ParseHTTPWith(r *http.Request, kc *provider.KeyContext) (*provider.Request,
 	if _, _, ok := Route(r.Method, r.URL.Path); !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			if serve.IsMaxBytes(err) {
-				return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
-			}
-			return nil, fmt.Errorf("read request body: %w", err)
-		}
+	body, err := ReadHTTPBody(r)
+	if err != nil {
+		return nil, err
 	}
 	return ParseWith(r.Method, r.URL.Path, r.Header, body, kc)
 }
+
+// ReadHTTPBody reads r's body the way ParseHTTP does (the caller caps its
+// size); a body over the cap wraps provider.ErrTooLarge. nil body: nil.
+func ReadHTTPBody(r *http.Request) ([]byte, error) { return ReadHTTPBodyInto(r, nil) }
+
+// ReadHTTPBodyInto is ReadHTTPBody reading into buf's spare capacity (from
+// buf[:0]) when the body fits, so that a server can reuse buffers. The
+// result may share buf's memory.
+func ReadHTTPBodyInto(r *http.Request, buf []byte) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := readBody(buf[:0], r.Body, r.ContentLength)
+	if err != nil {
+		if serve.IsMaxBytes(err) {
+			return nil, fmt.Errorf("%w: %w", provider.ErrTooLarge, err)
+		}
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	return body, nil
+}
+
+// readBody reads body to its end like io.ReadAll, appending to b (empty):
+// into its capacity, else into one buffer sized from the declared
+// Content-Length (size; -1 = unknown) when that is within maxPresized, so
+// that a request body is read without regrowing; a claimed size is never
+// trusted beyond that.
+func readBody(b []byte, body io.Reader, size int64) ([]byte, error) {
+	switch {
+	case size > maxPresized:
+		return io.ReadAll(body)
+	case size >= 0 && int64(cap(b)) <= size:
+		b = make([]byte, 0, size+1) // +1: the read that sees EOF needs room
+	case cap(b) == 0:
+		b = make([]byte, 0, 512) // unknown size: start as io.ReadAll does
+	}
+	for {
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as io.ReadAll does
+		}
+	}
+}
+
+// maxPresized is the largest declared request size readBody allocates
+// up front.
+const maxPresized = 1 << 20
 
 // NormalizeStored applies the stored normalization of the format of a
 // stored request (provider p, key endpoint e) in place (DESIGN §11); when no
@@ -355,13 +404,27 @@ func Key(p string, e provider.Endpoint, request map[string]any, headers map[stri
 	if err != nil {
 		return "", nil, err
 	}
-	b, err := snapshot.Canonical(obj)
+	bp := canonicalBufs.Get().(*[]byte)
+	defer canonicalBufs.Put(bp)
+	b, err := snapshot.AppendCanonical((*bp)[:0], obj)
 	if err != nil {
 		return "", nil, err
+	}
+	if cap(b) <= maxPooledCanonical {
+		*bp = b
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), applied, nil
 }
+
+// canonicalBufs holds the buffers key objects are canonicalized into: the
+// bytes are only hashed, so every call (one per request served or recorded)
+// reuses one instead of growing a new one from nothing.
+var canonicalBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledCanonical is the largest buffer kept in canonicalBufs: a rare
+// huge request does not pin its buffer.
+const maxPooledCanonical = 256 << 10
 
 // Lineage computes a record's lineage from its request (DESIGN §11): the
 // format's own rule when it has one (provider.Lineager: Responses chains and
