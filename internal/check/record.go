@@ -57,6 +57,9 @@ type Snapshot struct {
 	// set (DESIGN §12.9 item 5); they survive Slim, like ID, ParentID and
 	// Turn.
 	ResponseID, ChainedFrom string
+	// Served is what a replay server keeps beside the snapshot to answer
+	// with it (replay.Compact sets it: the encoded reply); opaque here.
+	Served any
 }
 
 // VersionFinding returns the specification's message for an unsupported

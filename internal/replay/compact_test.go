@@ -114,10 +114,14 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if IsCompact(fs) {
 			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
 		}
-		// A copy of a compact snapshot, even one sharing its record, is not
-		// the object Compact made.
-		if cp := *s; IsCompact(&cp) {
-			t.Errorf("%s: a copy of a compact snapshot reports compact", s.Rel)
+		// A copy of a compact snapshot sharing its record is served like it;
+		// one given another record is not: the encoded reply belongs to the
+		// record it was made from.
+		if cp := *s; !IsCompact(&cp) {
+			t.Errorf("%s: a copy sharing the compact record does not report compact", s.Rel)
+		}
+		if cp := *s; func() bool { cp.Record = fs.Record; return IsCompact(&cp) }() {
+			t.Errorf("%s: a copy with another record reports compact", s.Rel)
 		}
 		if _, ok := Fingerprint(fs); ok {
 			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)

@@ -24,7 +24,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 	"weak"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -229,7 +228,8 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 		&cs.rec.Provider, &cs.rec.ID, &cs.rec.Timestamp, &cs.rec.Source.File, &cs.rec.Source.Function,
 		&cs.rec.Endpoint, &cs.rec.ParentID, &cs.rec.Hash)
 	enc := &cs.enc
-	enc.compact, enc.fingerprint, enc.dir = true, fingerprint, dir
+	enc.compact, enc.fingerprint, enc.dir, enc.rec = true, fingerprint, dir, &cs.rec
+	c.Served = enc
 	var body map[string]any
 	body, enc.synth, enc.bodyErr = Body(s)
 	if enc.bodyErr == nil {
@@ -264,24 +264,24 @@ func packStrings(fields ...*string) {
 // its record and its encoded reply in one object, the record pointing into
 // it. A served set thus costs the collector one object per snapshot, with
 // no weak pointer or cleanup, and Respond finds the encoded reply without a
-// lookup (compactOf).
+// lookup (Served, see compactOf).
 type compactSnapshot struct {
 	snap check.Snapshot // first: a *check.Snapshot from Compact points here
 	rec  snapshot.Record
 	enc  encoded
 }
 
-// compactOf returns the encoded reply of a snapshot made by Compact, nil
-// for any other. Only Compact links a snapshot's Record to the record
-// stored right after it in the same object, so the addresses tell.
+// compactOf returns the encoded reply of a snapshot made by Compact (its
+// Served field points into the same object), nil for any other — and for a
+// copy whose Record was replaced: the reply belongs to the record.
 func compactOf(s *check.Snapshot) *encoded {
 	if s == nil || s.Record == nil {
 		return nil
 	}
-	if uintptr(unsafe.Pointer(s.Record)) != uintptr(unsafe.Pointer(s))+unsafe.Offsetof(compactSnapshot{}.rec) {
-		return nil
+	if enc, ok := s.Served.(*encoded); ok && enc.rec == s.Record {
+		return enc
 	}
-	return &(*compactSnapshot)(unsafe.Pointer(s)).enc
+	return nil
 }
 
 // sharedMaps holds one copy of each small flat map compact snapshots keep
@@ -550,6 +550,7 @@ type encoded struct {
 	// (compact = true); synth and bodyErr are Body's results; fingerprint
 	// and dir serve closeness (Fingerprint) and FullRecord.
 	compact     bool
+	rec         *snapshot.Record // the record the reply was encoded from
 	synth       bool
 	bodyErr     error
 	fingerprint []uint64
