@@ -13,8 +13,9 @@ require (
 	github.com/spf13/pflag v1.0.9
 )
 
+require github.com/valyala/fastjson v1.6.10
+
 require (
-	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect

@@ -1,24 +1,25 @@
 package ledger
 
-import "github.com/buger/jsonparser"
+import "github.com/valyala/fastjson"
 
 // toolNames lists the names of the tools an answer called, from the
 // provider's tool-call objects: OpenAI and Ollama function.name, Anthropic
 // tool_use and Responses function_call name, Gemini functionCall.name.
-func toolNames(calls []byte) []string {
+func toolNames(calls *fastjson.Value) []string {
 	var names []string
-	_, _ = jsonparser.ArrayEach(calls, func(v []byte, vt jsonparser.ValueType, _ int, _ error) {
-		if vt != jsonparser.Object {
-			return
+	for _, v := range calls.GetArray() {
+		if v.Type() != fastjson.TypeObject {
+			continue
 		}
+		name := "?"
 		for _, path := range [][]string{{"function", "name"}, {"name"}, {"functionCall", "name"}} {
-			if n, err := jsonparser.GetString(v, path...); err == nil && n != "" {
-				names = append(names, n)
-				return
+			if n, ok := stringOf(v.Get(path...)); ok && n != "" {
+				name = n
+				break
 			}
 		}
-		names = append(names, "?")
-	})
+		names = append(names, name)
+	}
 	return names
 }
 
@@ -27,33 +28,32 @@ func toolNames(calls []byte) []string {
 // last assistant turn: OpenAI/Ollama role "tool", Anthropic tool_result
 // blocks, Responses function_call_output items, Gemini functionResponse
 // parts.
-func returnsToolResults(items []byte) bool {
+func returnsToolResults(items *fastjson.Value) bool {
 	results := false
-	_, _ = jsonparser.ArrayEach(items, func(v []byte, vt jsonparser.ValueType, _ int, _ error) {
-		if vt != jsonparser.Object {
-			return
+	for _, v := range items.GetArray() {
+		item, ok := objectOf(v)
+		if !ok {
+			continue
 		}
 		// One pass over the item: role, type and its blocks.
 		var role, typ string
 		var blockResult bool
-		_ = jsonparser.ObjectEach(v, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		item.Visit(func(key []byte, value *fastjson.Value) {
 			switch string(key) {
 			case "role":
-				role = string(value)
+				role, _ = stringOf(value)
 			case "type":
-				typ = string(value)
+				typ, _ = stringOf(value)
 			case "content":
-				blockResult = blockResult || vt == jsonparser.Array && hasBlock(value, func(b []byte) bool {
-					t, _ := jsonparser.GetString(b, "type")
+				blockResult = blockResult || hasBlock(value, func(b *fastjson.Value) bool {
+					t, _ := stringOf(b.Get("type"))
 					return t == "tool_result"
 				})
 			case "parts":
-				blockResult = blockResult || vt == jsonparser.Array && hasBlock(value, func(b []byte) bool {
-					_, _, _, err := jsonparser.Get(b, "functionResponse")
-					return err == nil
+				blockResult = blockResult || hasBlock(value, func(b *fastjson.Value) bool {
+					return b.Get("functionResponse") != nil
 				})
 			}
-			return nil
 		})
 		switch {
 		case role == "assistant" || role == "model" || typ == "function_call":
@@ -61,16 +61,16 @@ func returnsToolResults(items []byte) bool {
 		case role == "tool" || role == "function" || typ == "function_call_output" || blockResult:
 			results = true
 		}
-	})
+	}
 	return results
 }
 
-func hasBlock(blocks []byte, match func([]byte) bool) bool {
-	found := false
-	_, _ = jsonparser.ArrayEach(blocks, func(b []byte, vt jsonparser.ValueType, _ int, _ error) {
-		if !found && vt == jsonparser.Object && match(b) {
-			found = true
+// hasBlock reports whether blocks is an array with an object match accepts.
+func hasBlock(blocks *fastjson.Value, match func(*fastjson.Value) bool) bool {
+	for _, b := range blocks.GetArray() {
+		if b.Type() == fastjson.TypeObject && match(b) {
+			return true
 		}
-	})
-	return found
+	}
+	return false
 }

@@ -267,7 +267,7 @@ func TestLoadReportsUnreadableFiles(t *testing.T) {
 	if len(entries) != 2 || len(problems) != 3 {
 		t.Fatalf("%d entries, problems %v", len(entries), problems)
 	}
-	for i, want := range []string{"no record in /snapshots/0", "is not its file name", `format version "0.9.0" is not 1.x`} {
+	for i, want := range []string{"not valid JSON (damaged or truncated; traceforge verify shows where)", "is not its file name", `format version "0.9.0" is not 1.x`} {
 		if p := problems[i]; !errors.Is(p.Err, ledger.ErrUnreadable) || !strings.Contains(p.Err.Error(), want) {
 			t.Errorf("problem %d: %s: %v, want %q", i, p.Rel, p.Err, want)
 		}
@@ -448,5 +448,31 @@ func TestForestKeepsCollidingIDs(t *testing.T) {
 	f := ledger.BuildForest([]ledger.Entry{a, b, child})
 	if len(f.Roots) != 2 || f.Roots[0].Entry.Rel != "anthropic/000000000001.json" || len(f.Roots[0].Children) != 1 || len(f.Roots[1].Children) != 0 {
 		t.Errorf("roots %+v", f.Roots)
+	}
+}
+
+// TestReadEntryNamesWhatIsWrong: each unusable file gets the reason the
+// lean read stopped at.
+func TestReadEntryNamesWhatIsWrong(t *testing.T) {
+	rec := func(members string) string {
+		return `{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{"model":"m"},"response":{}` + members + `}]}`
+	}
+	for _, c := range []struct{ data, want string }{
+		{`{"version":"1.1.0","snapshots":[]}`, "no record in /snapshots/0"},
+		{`{"snapshots":[{}]}`, "no format version"},
+		{`{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{}}]}`, "no request or response"},
+		{`{"version":"1.1.0","snapshots":[{"id":"AAAA","request":{},"response":{}}]}`, "no valid /snapshots/0/id"},
+		{rec(`,"source":"app.go:1"`), "source is not an object"},
+		{rec(`,"lineage":[]`), "lineage is not an object"},
+		{`{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa","request":[],"response":{}}]}`, "request:"},
+		{`{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{},"response":{"tokens_used":"12"}}]}`, "tokens_used: want an integer, got string"},
+		{`{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa","request":{},"response":{"latency_ms":1.5}}]}`, "latency_ms:"},
+		{`{"version":"1.1.0","snapshots":[{"id":"aaaaaaaaaaaa"`, "not valid JSON"},
+	} {
+		var e ledger.Entry
+		err := ledger.ReadEntry([]byte(c.data), "openai", ledger.ReadOptions{Conversation: true}, &e)
+		if !errors.Is(err, ledger.ErrUnreadable) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.data, err, c.want)
+		}
 	}
 }

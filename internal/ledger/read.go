@@ -16,7 +16,7 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/buger/jsonparser"
+	"github.com/valyala/fastjson"
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -104,6 +104,7 @@ func Each(st *snapshot.Store, opts ReadOptions, fn func(*Entry)) ([]Problem, err
 		go func() {
 			defer wg.Done()
 			var buf []byte
+			var parser fastjson.Parser
 			in := interner{}
 			for i := range next {
 				f := files[i]
@@ -118,7 +119,7 @@ func Each(st *snapshot.Store, opts ReadOptions, fn func(*Entry)) ([]Problem, err
 				}
 				buf = data // entries never alias the buffer: every kept string is copied out
 				e := &Entry{}
-				if err := ReadEntry(data, f.Provider, opts, e); err != nil {
+				if err := readEntry(&parser, data, f.Provider, opts, e); err != nil {
 					results <- result{i: i, err: err}
 					continue
 				}
@@ -172,48 +173,66 @@ func Load(st *snapshot.Store, opts ReadOptions) ([]Entry, []Problem, error) {
 // the whole document: the file's one record is walked key by key and only
 // the members the ledger uses are parsed.
 func ReadEntry(data []byte, provider string, opts ReadOptions, e *Entry) error {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	return readEntry(p, data, provider, opts, e)
+}
+
+// parsers reuse fastjson's parse trees between files.
+var parsers fastjson.ParserPool
+
+// readEntry is ReadEntry with the caller's parser: the file is parsed once
+// (one pass over its bytes, values then looked up in the tree), and
+// everything kept is copied out of the tree, which p reuses.
+func readEntry(p *fastjson.Parser, data []byte, provider string, opts ReadOptions, e *Entry) error {
 	*e = Entry{Provider: provider}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrUnreadable, fmt.Sprintf(format, args...))
 	}
-	version, err := jsonparser.GetString(data, "version")
+	doc, err := p.ParseBytes(data)
 	if err != nil {
+		// fastjson's own message quotes the unparsed tail: name the fix instead.
+		return bad("not valid JSON (damaged or truncated; traceforge verify shows where)")
+	}
+	version, ok := stringOf(doc.Get("version"))
+	if !ok {
 		return bad("no format version")
 	}
 	if !strings.HasPrefix(version, "1.") {
 		return bad("format version %q is not 1.x", version)
 	}
-	rec, vt, _, err := jsonparser.Get(data, "snapshots", "[0]")
-	if err != nil || vt != jsonparser.Object {
+	rec, ok := objectOf(doc.Get("snapshots", "0"))
+	if !ok {
 		return bad("no record in /snapshots/0")
 	}
-	var request, response []byte
+	var request, response *fastjson.Value
 	var hasEndpoint bool
-	err = jsonparser.ObjectEach(rec, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-		var err error
+	rec.Visit(func(key []byte, v *fastjson.Value) {
+		if err != nil {
+			return
+		}
 		switch string(key) {
 		case "id":
-			e.ID, err = str(value, vt)
+			e.ID, err = str(v)
 		case "timestamp":
-			e.Timestamp, err = str(value, vt)
+			e.Timestamp, err = str(v)
 		case "endpoint":
-			e.Endpoint, err = str(value, vt)
+			e.Endpoint, err = str(v)
 			hasEndpoint = true
 		case "source":
-			err = readSource(value, vt, &e.Source)
+			err = readSource(v, &e.Source)
 		case "request":
-			request = value
+			request = v
 		case "response":
-			response = value
+			response = v
 		case "lineage":
-			if vt != jsonparser.Object {
-				return errors.New("lineage is not an object")
+			if v.Type() != fastjson.TypeObject {
+				err = errors.New("lineage is not an object")
+				return
 			}
-			e.ParentID, _ = jsonparser.GetString(value, "parent_id")
-			t, _ := jsonparser.GetInt(value, "turn")
-			e.Turn = int(t)
+			e.ParentID, _ = stringOf(v.Get("parent_id"))
+			e.Turn = intOf(v.Get("turn"))
 		}
-		return err
 	})
 	if err != nil {
 		return bad("%v", err)
@@ -224,78 +243,75 @@ func ReadEntry(data []byte, provider string, opts ReadOptions, e *Entry) error {
 	if request == nil || response == nil {
 		return bad("no request or response")
 	}
+	reqObj, err := request.Object()
+	if err != nil {
+		return bad("request: %v", err)
+	}
 	var shape map[string]any
-	err = jsonparser.ObjectEach(request, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+	reqObj.Visit(func(key []byte, v *fastjson.Value) {
 		switch string(key) {
 		case "model":
-			e.RequestModel, _ = str(value, vt)
+			e.RequestModel, _ = stringOf(v)
 		case "messages", "prompt":
 			if shape == nil {
 				shape = map[string]any{}
 			}
 			shape[string(key)] = true
-			if opts.Conversation && string(key) == "messages" && vt == jsonparser.Array {
-				e.ToolResults = returnsToolResults(value)
+			if opts.Conversation && string(key) == "messages" && v.Type() == fastjson.TypeArray {
+				e.ToolResults = returnsToolResults(v)
 			}
 		case "input", "contents":
-			if opts.Conversation && vt == jsonparser.Array {
-				e.ToolResults = returnsToolResults(value)
+			if opts.Conversation && v.Type() == fastjson.TypeArray {
+				e.ToolResults = returnsToolResults(v)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		return bad("request: %v", err)
-	}
 	if !hasEndpoint {
 		if f := registry.ForRecord(provider, shape); f != nil {
 			e.Endpoint = string(f.Endpoint())
 		}
 	}
-	var usage, body []byte
-	err = jsonparser.ObjectEach(response, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-		var err error
+	respObj, err := response.Object()
+	if err != nil {
+		return bad("response: %v", err)
+	}
+	var usage, body *fastjson.Object
+	respObj.Visit(func(key []byte, v *fastjson.Value) {
+		if err != nil {
+			return
+		}
 		switch string(key) {
 		case "tokens_used":
-			e.TokensUsed, err = jsonparser.ParseInt(value)
+			e.TokensUsed, err = int64Of(v)
 		case "latency_ms":
-			e.LatencyMS, err = jsonparser.ParseInt(value)
+			e.LatencyMS, err = int64Of(v)
 		case "finish_reason":
-			e.FinishReason, err = str(value, vt)
+			e.FinishReason, err = str(v)
 		case "model":
-			e.ResponseModel, err = str(value, vt)
+			e.ResponseModel, err = str(v)
 		case "stream":
-			e.Stream = vt == jsonparser.Boolean && string(value) == "true"
+			e.Stream = v.Type() == fastjson.TypeTrue
 		case "usage":
-			if vt == jsonparser.Object {
-				usage = value
-			}
+			usage, _ = objectOf(v)
 		case "body":
-			if vt == jsonparser.Object {
-				body = value
-			}
+			body, _ = objectOf(v)
 		case "content":
-			if opts.Conversation && vt == jsonparser.String {
-				e.Excerpt = excerpt(value)
+			if opts.Conversation && v.Type() == fastjson.TypeString {
+				e.Excerpt = excerpt(v)
 			}
 		case "tool_calls":
-			if opts.Conversation && vt == jsonparser.Array {
-				e.ToolNames = toolNames(value)
+			if opts.Conversation && v.Type() == fastjson.TypeArray {
+				e.ToolNames = toolNames(v)
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %v", key, err)
+			err = fmt.Errorf("%s: %v", key, err)
 		}
-		return nil
 	})
 	if err != nil {
 		return bad("response: %v", err)
 	}
-	counts, err := usageCounts(usage, body)
-	if err != nil {
-		return bad("response usage: %v", err)
-	}
-	e.Usage = ExtractUsage(provider, e.Endpoint, counts, e.TokensUsed)
+	e.Usage = ExtractUsage(provider, e.Endpoint, usageCounts(usage, body), e.TokensUsed)
 	// Everything shown is redacted here, once, so that output can stream.
 	for _, f := range []*string{&e.Source.File, &e.Source.Function, &e.Endpoint, &e.RequestModel, &e.ResponseModel, &e.FinishReason} {
 		*f = check.Redact(*f)
@@ -330,63 +346,102 @@ func (in interner) entry(e *Entry) {
 	}
 }
 
-func str(value []byte, vt jsonparser.ValueType) (string, error) {
-	if vt != jsonparser.String {
-		return "", fmt.Errorf("want a string, got %s", vt)
+// str is a string member's value (copied out of the parse tree).
+func str(v *fastjson.Value) (string, error) {
+	b, err := v.StringBytes()
+	if err != nil {
+		return "", fmt.Errorf("want a string, got %s", v.Type())
 	}
-	return jsonparser.ParseString(value)
+	return string(b), nil
 }
 
-func readSource(value []byte, vt jsonparser.ValueType, s *source.Source) error {
-	if vt != jsonparser.Object {
+// stringOf is v's string value; false when v is missing or not a string.
+func stringOf(v *fastjson.Value) (string, bool) {
+	if v == nil || v.Type() != fastjson.TypeString {
+		return "", false
+	}
+	s, _ := str(v)
+	return s, true
+}
+
+// objectOf is v's object; false when v is missing or not an object.
+func objectOf(v *fastjson.Value) (*fastjson.Object, bool) {
+	if v == nil || v.Type() != fastjson.TypeObject {
+		return nil, false
+	}
+	o, _ := v.Object()
+	return o, true
+}
+
+// int64Of is an integer member's value, written as an integer.
+func int64Of(v *fastjson.Value) (int64, error) {
+	if v.Type() != fastjson.TypeNumber {
+		return 0, fmt.Errorf("want an integer, got %s", v.Type())
+	}
+	return strconv.ParseInt(string(v.MarshalTo(nil)), 10, 64)
+}
+
+// intOf is v's integer value, 0 when v is missing or not an integer.
+func intOf(v *fastjson.Value) int {
+	if v == nil {
+		return 0
+	}
+	n, _ := int64Of(v)
+	return int(n)
+}
+
+func readSource(v *fastjson.Value, s *source.Source) error {
+	if v.Type() != fastjson.TypeObject {
 		return errors.New("source is not an object")
 	}
-	s.File, _ = jsonparser.GetString(value, "file")
-	line, _ := jsonparser.GetInt(value, "line")
-	s.Line = int(line)
-	s.Function, _ = jsonparser.GetString(value, "function")
+	s.File, _ = stringOf(v.Get("file"))
+	s.Line = intOf(v.Get("line"))
+	s.Function, _ = stringOf(v.Get("function"))
 	return nil
 }
 
 // usageCounts gathers the token counters of a call: the stored usage, else
 // the body's (OpenAI/Anthropic "usage", Gemini "usageMetadata", Ollama's
 // top-level prompt_eval_count and eval_count).
-func usageCounts(usage, body []byte) (map[string]int64, error) {
+func usageCounts(usage, body *fastjson.Object) map[string]int64 {
 	counts := map[string]int64{}
-	add := func(obj []byte) error {
-		return jsonparser.ObjectEach(obj, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-			if vt == jsonparser.Number {
-				if n, err := strconv.ParseInt(string(value), 10, 64); err == nil {
+	add := func(obj *fastjson.Object) {
+		obj.Visit(func(key []byte, v *fastjson.Value) {
+			if v.Type() == fastjson.TypeNumber {
+				if n, err := int64Of(v); err == nil {
 					counts[string(key)] = n
 				}
 			}
-			return nil
 		})
 	}
 	if usage != nil {
-		return counts, add(usage)
+		add(usage)
+		return counts
 	}
 	if body == nil {
-		return counts, nil
+		return counts
 	}
 	for _, k := range []string{"usage", "usageMetadata"} {
-		if v, vt, _, err := jsonparser.Get(body, k); err == nil && vt == jsonparser.Object {
-			return counts, add(v)
+		if o, ok := objectOf(body.Get(k)); ok {
+			add(o)
+			return counts
 		}
 	}
 	for _, k := range []string{"prompt_eval_count", "eval_count"} {
-		if n, err := jsonparser.GetInt(body, k); err == nil {
-			counts[k] = n
+		if v := body.Get(k); v != nil {
+			if n, err := int64Of(v); err == nil {
+				counts[k] = n
+			}
 		}
 	}
-	return counts, nil
+	return counts
 }
 
-// excerpt is the start of a raw JSON string value, on one line. Secrets
-// are redacted before the cut (a cut key would no longer match a rule).
-func excerpt(raw []byte) string {
-	s, err := jsonparser.ParseString(raw)
-	if err != nil {
+// excerpt is the start of a string value, on one line. Secrets are
+// redacted before the cut (a cut key would no longer match a rule).
+func excerpt(v *fastjson.Value) string {
+	s, ok := stringOf(v)
+	if !ok {
 		return ""
 	}
 	return Shorten(check.Redact(s), ExcerptLen)
