@@ -1,7 +1,10 @@
 package snapshot_test
 
 import (
+	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -69,6 +72,55 @@ func BenchmarkMarshalFile(b *testing.B) {
 	for b.Loop() {
 		if _, err := snapshot.MarshalFile(doc); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteRenamed: one new snapshot file put in place as record does
+// (--sync=after-answer: the flush is deferred and not measured), with temp
+// files made on the spot or taken from a snapshot.TempPool. cpu-ns/op is
+// the process's CPU per file, the pool's refills included.
+func BenchmarkWriteRenamed(b *testing.B) {
+	for _, pooled := range []bool{false, true} {
+		name := "create"
+		if pooled {
+			name = "pool"
+		}
+		b.Run(name, func(b *testing.B) {
+			_, data := benchFile(b, 1)
+			st := &snapshot.Store{Dir: b.TempDir()}
+			if pooled {
+				st.Temps = snapshot.NewTempPool(8)
+				defer st.Temps.Close()
+			}
+			fl := snapshot.NewFlusher(nil)
+			fl.SetFlush(func([]snapshot.Renamed) error { return nil })
+			i := 0
+			stop := cpuPerOp(b)
+			for b.Loop() {
+				i++
+				if err := st.WriteRenamed("openai/"+fmt.Sprintf("%012x", i)+".json", data, fl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop()
+			_ = fl.Close()
+		})
+	}
+}
+
+// cpuPerOp reports the process's CPU time (user + system) per op when the
+// returned func is called.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c0 := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-c0)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }

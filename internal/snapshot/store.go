@@ -254,11 +254,15 @@ func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 	}
 	target := filepath.Join(s.Dir, filepath.FromSlash(rel))
 	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create folder %s: %w", dir, err)
-	}
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s: %w", dir, ErrSymlink)
+	// A real folder (Lstat: not a symlink) needs nothing more: one system
+	// call for every write but a folder's first.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create folder %s: %w", dir, err)
+		}
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", dir, ErrSymlink)
+		}
 	}
 	if fl != nil {
 		fl.watch(dir)
