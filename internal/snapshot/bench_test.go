@@ -2,9 +2,7 @@ package snapshot_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -96,7 +94,7 @@ func BenchmarkWriteRenamed(b *testing.B) {
 			fl := snapshot.NewFlusher(nil)
 			fl.SetFlush(func([]snapshot.Renamed) error { return nil })
 			i := 0
-			stop := cpuPerOp(b)
+			stop := snapshottest.ReportCPU(b)
 			for b.Loop() {
 				i++
 				if err := st.WriteRenamed("openai/"+fmt.Sprintf("%012x", i)+".json", data, fl); err != nil {
@@ -106,21 +104,5 @@ func BenchmarkWriteRenamed(b *testing.B) {
 			stop()
 			_ = fl.Close()
 		})
-	}
-}
-
-// cpuPerOp reports the process's CPU time (user + system) per op when the
-// returned func is called.
-func cpuPerOp(b *testing.B) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	c0 := cpu()
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpu()-c0)/float64(b.N), "cpu-ns/op")
-		}
 	}
 }
