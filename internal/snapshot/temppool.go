@@ -3,6 +3,7 @@ package snapshot
 import (
 	"os"
 	"sync"
+	"syscall"
 )
 
 // TempPool keeps a few empty hidden temp files per folder, created ahead of
@@ -42,12 +43,29 @@ func (p *TempPool) take(dir string) (*os.File, string) {
 	if p.closed {
 		return nil, ""
 	}
-	var t pooledTemp
-	if fs := p.free[dir]; len(fs) > 0 {
-		t = fs[len(fs)-1]
+	for fs := p.free[dir]; len(fs) > 0; fs = p.free[dir] {
+		t := fs[len(fs)-1]
 		p.free[dir] = fs[:len(fs)-1]
+		if linked(t.f) {
+			return t.f, t.path
+		}
+		// Removed since it was made (the folder was deleted and made
+		// again): a rename of it would fail.
+		t.f.Close()
 	}
-	return t.f, t.path
+	return nil, ""
+}
+
+// linked reports whether f still has a name (a link count above zero).
+func linked(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Nlink > 0
+	}
+	return true
 }
 
 // refill starts making replacements for the files taken from dir. Writers

@@ -163,3 +163,29 @@ func TestTempPoolDiskFullRemovesPreparedFile(t *testing.T) {
 		t.Errorf("pool files on disk after the failed write: %v (want the 2 the pool holds, the failed one removed)", got)
 	}
 }
+
+// A folder deleted while the pool held files for it (and made again by the
+// next write) does not make writes fail: files that lost their name are
+// dropped, not renamed.
+func TestTempPoolSurvivesADeletedFolder(t *testing.T) {
+	dir := t.TempDir()
+	pool := NewTempPool(3)
+	defer pool.Close()
+	st := &Store{Dir: dir, Temps: pool}
+	if err := st.WriteAtomic("openai/0123456789ab.json", []byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "openai")
+	waitPool(t, pool, sub, 3)
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"0123456789ac", "0123456789ad", "0123456789ae", "0123456789af"} {
+		if err := st.WriteAtomic("openai/"+id+".json", []byte("after\n")); err != nil {
+			t.Fatalf("write %d after the folder was deleted: %v", i, err)
+		}
+	}
+	if got, err := st.ReadRel("openai/0123456789af.json", 100); err != nil || string(got) != "after\n" {
+		t.Errorf("read %q, %v", got, err)
+	}
+}
