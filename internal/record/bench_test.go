@@ -7,13 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
 // BenchmarkRecordCall: one distinct OpenAI chat call through the recording
@@ -45,7 +44,7 @@ func BenchmarkRecordCallParallel(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var n atomic.Int64
 	b.SetParallelism(16) // 32 clients on 2 cores
-	defer reportCPU(b)()
+	defer snapshottest.ReportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			doRecordCall(b, client, srv.URL, int(n.Add(1)))
@@ -89,7 +88,7 @@ func benchmarkRecordCall(b *testing.B, sync record.Sync) {
 	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
 	defer srv.Close()
 	i := 0
-	stop := reportCPU(b)
+	stop := snapshottest.ReportCPU(b)
 	for b.Loop() {
 		i++
 		doRecordCall(b, http.DefaultClient, srv.URL, i)
@@ -100,23 +99,5 @@ func benchmarkRecordCall(b *testing.B, sync record.Sync) {
 		var buf bytes.Buffer
 		s.Write(&buf, false)
 		b.Fatal(buf.String())
-	}
-}
-
-// reportCPU reports the process's CPU time (user + system: the proxy, the
-// fake upstream and the client together) per call when the returned func
-// is called; unlike ns/op it does not grow when other processes share the
-// machine.
-func reportCPU(b *testing.B) func() {
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	c0 := cpu()
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpu()-c0)/float64(b.N), "cpu-ns/op")
-		}
 	}
 }

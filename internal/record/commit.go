@@ -81,7 +81,12 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		return
 	}
 	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
-	rec, _, err := registry.NewRecord(p, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp, c.kc)
+	// The key and the lineage were computed once, when the call was parsed.
+	err := c.linErr
+	var rec map[string]any
+	if err == nil {
+		rec, err = registry.NewRecordKeyed(key, req.KeyNormalizers, c.lin, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp)
+	}
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})

@@ -41,10 +41,13 @@ type call struct {
 	addedUsage bool
 	original   []byte // the body as the application sent it
 	upstream   []byte // the body sent upstream
-	// kc resolves the call's previous_response_id once (chains.keyContext),
-	// so its key and record agree; turn is its lineage turn (1 = none).
-	kc   *provider.KeyContext
-	turn int
+	// The key (req.Key) and the lineage are computed once, at parse time,
+	// with one chains.keyContext (it resolves previous_response_id), and
+	// handed to the record: turn is the lineage turn (1 = none), lin the
+	// lineage (nil = none), linErr why it could not be computed.
+	turn   int
+	lin    *snapshot.Lineage
+	linErr error
 }
 
 // describe names a call in problems and logs.
@@ -103,7 +106,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		c.route = format.Provider()
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
-		c.kc = kc
 		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
@@ -114,8 +116,11 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		c.req = parsed
 		c.turn = 1
-		if _, turn, ok, err := registry.Lineage(string(parsed.Provider), parsed.Endpoint, parsed.Body, parsed.Headers, kc); err == nil && ok {
+		if parent, turn, ok, err := registry.Lineage(string(parsed.Provider), parsed.Endpoint, parsed.Body, parsed.Headers, kc); err != nil {
+			c.linErr = err
+		} else if ok {
 			c.turn = turn
+			c.lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
 		}
 		for _, id := range missed() {
 			r.logf("%s: previous_response_id %s is no answer of this run or the set: keyed verbatim, no lineage (record the whole conversation in one run)", c.describe(), id)

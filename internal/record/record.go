@@ -48,6 +48,11 @@ const (
 // while calls are recorded (DESIGN §11 "Record lifecycle").
 const DefaultManifestInterval = time.Second
 
+// tempPoolSize is how many temp files per provider folder a run keeps
+// created ahead (snapshot.TempPool): enough for a burst of concurrent
+// answers while the pool refills.
+const tempPoolSize = 8
+
 // Config configures a Recorder. Every zero value works: the zero Config
 // records into ./.ai-snapshots against the public OpenAI and Anthropic APIs.
 type Config struct {
@@ -320,6 +325,11 @@ func New(cfg Config) (*Recorder, error) {
 		return nil, err
 	}
 	r.storage = newStorage(r)
+	if !cfg.LockPerCommit {
+		// The run is the folder's only writer: snapshot files are written
+		// into temp files created ahead, off the answers' path.
+		r.store.Temps = snapshot.NewTempPool(tempPoolSize)
+	}
 	if !cfg.LockPerCommit && cfg.Sync != SyncBeforeAnswer {
 		r.flusher = snapshot.NewFlusher(r.flushFailed)
 	}

@@ -114,6 +114,9 @@ func (r *Recorder) Finish() *render.RecordSummary {
 	r.settleSources()
 	r.waitDurable()
 	_ = r.flushManifest(true)
+	if r.store.Temps != nil {
+		r.store.Temps.Close() // no snapshot file is written after this
+	}
 	if r.flusher != nil {
 		_ = r.flusher.Close() // failures were listed by flushFailed
 	}

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/traceforge/traceforge/bench/gen"
@@ -70,5 +71,38 @@ func BenchmarkMarshalFile(b *testing.B) {
 		if _, err := snapshot.MarshalFile(doc); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWriteRenamed: one new snapshot file put in place as record does
+// (--sync=after-answer: the flush is deferred and not measured), with temp
+// files made on the spot or taken from a snapshot.TempPool. cpu-ns/op is
+// the process's CPU per file, the pool's refills included.
+func BenchmarkWriteRenamed(b *testing.B) {
+	for _, pooled := range []bool{false, true} {
+		name := "create"
+		if pooled {
+			name = "pool"
+		}
+		b.Run(name, func(b *testing.B) {
+			_, data := benchFile(b, 1)
+			st := &snapshot.Store{Dir: b.TempDir()}
+			if pooled {
+				st.Temps = snapshot.NewTempPool(8)
+				defer st.Temps.Close()
+			}
+			fl := snapshot.NewFlusher(nil)
+			fl.SetFlush(func([]snapshot.Renamed) error { return nil })
+			i := 0
+			stop := snapshottest.ReportCPU(b)
+			for b.Loop() {
+				i++
+				if err := st.WriteRenamed("openai/"+fmt.Sprintf("%012x", i)+".json", data, fl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop()
+			_ = fl.Close()
+		})
 	}
 }

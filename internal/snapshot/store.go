@@ -46,6 +46,10 @@ var (
 // Store is a snapshot folder on disk.
 type Store struct {
 	Dir string
+	// Temps, when set, supplies the temp files of writes into the set's
+	// subfolders (snapshot files), created ahead of need off the writer's
+	// path; the owner closes it once done writing.
+	Temps *TempPool
 }
 
 // ValidRelPath reports whether rel is exactly <provider>/<id>.json with an
@@ -260,20 +264,31 @@ func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 	}
 	target := filepath.Join(s.Dir, filepath.FromSlash(rel))
 	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create folder %s: %w", dir, err)
-	}
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s: %w", dir, ErrSymlink)
+	// A real folder (Lstat: not a symlink) needs nothing more: one system
+	// call for every write but a folder's first.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create folder %s: %w", dir, err)
+		}
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: %w", dir, ErrSymlink)
+		}
 	}
 	if fl != nil {
 		fl.watch(dir)
 	}
-	base := strings.TrimSuffix(filepath.Base(target), ".json")
-	tmp := filepath.Join(dir, "."+base+".tmp-"+tempTag+strconv.FormatUint(tempSeq.Add(1), 36))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", target, err)
+	var f *os.File
+	var tmp string
+	if s.Temps != nil && dir != filepath.Clean(s.Dir) {
+		f, tmp = s.Temps.take(dir)
+		// Replacements are made once this file is renamed (or removed).
+		defer s.Temps.refill(dir)
+	}
+	if f == nil {
+		var err error
+		if f, tmp, err = createTemp(dir, strings.TrimSuffix(filepath.Base(target), ".json")); err != nil {
+			return fmt.Errorf("write %s: %w", target, err)
+		}
 	}
 	fail := func(err error) error {
 		f.Close()
@@ -301,6 +316,13 @@ func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 		return nil
 	}
 	return groupSyncDir(dir)
+}
+
+// createTemp creates a new hidden temp file in dir named after base.
+func createTemp(dir, base string) (*os.File, string, error) {
+	tmp := filepath.Join(dir, "."+base+".tmp-"+tempTag+strconv.FormatUint(tempSeq.Add(1), 36))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return f, tmp, err
 }
 
 // SyncDir fsyncs a folder so that a rename into it survives a crash.

@@ -174,3 +174,38 @@ func TestManifestUnchangedBytes(t *testing.T) {
 		t.Errorf("created_at must be kept and updated_at changed: %+v", m2)
 	}
 }
+
+// A write makes its provider folder when missing, refuses a folder that is
+// a symlink (existing or not) and names a file in the folder's way, with
+// or without a temp-file pool.
+func TestWriteFolderChecks(t *testing.T) {
+	for _, pooled := range []bool{false, true} {
+		dir := t.TempDir()
+		st := &Store{Dir: dir}
+		if pooled {
+			st.Temps = NewTempPool(2)
+		}
+		if err := st.WriteAtomic("openai/0123456789ab.json", []byte("x\n")); err != nil {
+			t.Fatalf("first write (makes the folder): %v", err)
+		}
+		outside := t.TempDir()
+		os.Symlink(outside, filepath.Join(dir, "anthropic"))
+		if err := st.WriteAtomic("anthropic/0123456789ab.json", []byte("x\n")); !errors.Is(err, ErrSymlink) {
+			t.Errorf("pooled=%v: write into a symlinked folder: %v, want ErrSymlink", pooled, err)
+		}
+		os.Symlink(filepath.Join(outside, "missing"), filepath.Join(dir, "gemini"))
+		if err := st.WriteAtomic("gemini/0123456789ab.json", []byte("x\n")); err == nil {
+			t.Errorf("pooled=%v: write through a dangling symlinked folder succeeded", pooled)
+		}
+		if es, _ := os.ReadDir(outside); len(es) != 0 {
+			t.Errorf("pooled=%v: written outside the set: %v", pooled, es)
+		}
+		os.WriteFile(filepath.Join(dir, "ollama"), []byte("in the way"), 0o644)
+		if err := st.WriteAtomic("ollama/0123456789ab.json", []byte("x\n")); err == nil || !strings.Contains(err.Error(), "create folder "+filepath.Join(dir, "ollama")) {
+			t.Errorf("pooled=%v: write under a file: %v", pooled, err)
+		}
+		if st.Temps != nil {
+			st.Temps.Close()
+		}
+	}
+}

@@ -481,9 +481,18 @@ func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, r
 	} else if ok {
 		lin = &snapshot.Lineage{ParentID: parent, Turn: turn}
 	}
+	rec, err := NewRecordKeyed(key, applied, lin, e, at, src, request, headers, resp)
+	return rec, key, err
+}
+
+// NewRecordKeyed is NewRecord for a caller that already has the request's
+// key and applied key normalizers (Key, or ParseWith's Request.Key and
+// KeyNormalizers) and its lineage (Lineage; nil = none), computed with the
+// same arguments: record computes each once per call.
+func NewRecordKeyed(key string, applied []string, lin *snapshot.Lineage, e provider.Endpoint, at time.Time, src source.Source, request, headers map[string]any, resp snapshot.Response) (map[string]any, error) {
 	rec, err := snapshot.NewRecord(key, string(e), lin, at, src, request, headers, resp)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if len(applied) > 0 {
 		names := make([]any, len(applied))
@@ -492,8 +501,8 @@ func NewRecord(p string, e provider.Endpoint, at time.Time, src source.Source, r
 		}
 		rec["key_normalizers"] = names
 		if err := snapshot.Rehash(rec); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
-	return rec, key, nil
+	return rec, nil
 }
