@@ -147,7 +147,20 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 	}
 	defer slow.proc.Stop(5 * time.Second)
 
-	recDir := filepath.Join(cfg.Work, "record", ".ai-snapshots")
+	// Each run records into new folders, removed once it is over: a folder
+	// mass-deleted just before would make ext4 skip its recently freed
+	// inodes on every create (BENCHMARKS.md, "Record").
+	scratch, err := os.MkdirTemp(cfg.Work, "record-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = os.RemoveAll(scratch)
+		for _, old := range []string{"record", "record-slow", "record-strict"} { // earlier harness versions
+			_ = os.RemoveAll(filepath.Join(cfg.Work, old))
+		}
+	}()
+	recDir := filepath.Join(scratch, "fast", ".ai-snapshots")
 	rec, err := startRecord(cfg, recDir, up.url)
 	if err != nil {
 		return nil, err
@@ -184,7 +197,7 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 	out.UpstreamThroughput, out.UpstreamCPUPerCall = ur, ucpu
 
 	// First streamed byte when the upstream waits 200 ms before streaming.
-	slowDir := filepath.Join(cfg.Work, "record-slow", ".ai-snapshots")
+	slowDir := filepath.Join(scratch, "slow", ".ai-snapshots")
 	rec2, err := startRecord(cfg, slowDir, slow.url)
 	if err != nil {
 		return nil, err
@@ -203,7 +216,7 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 
 	// For comparison (no target): one client with --sync=before-answer,
 	// each snapshot fsync'd (file and folder) before the answer's last byte.
-	strictDir := filepath.Join(cfg.Work, "record-strict", ".ai-snapshots")
+	strictDir := filepath.Join(scratch, "strict", ".ai-snapshots")
 	rec3, err := startRecord(cfg, strictDir, up.url, "--sync=before-answer")
 	if err != nil {
 		return nil, err
