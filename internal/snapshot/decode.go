@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest JSON nesting a snapshot file or manifest may use.
@@ -44,8 +45,18 @@ func (e *DecodeError) Unwrap() error { return ErrMalformedJSON }
 // mark, no duplicate object keys, no lone surrogate escapes, no integer
 // beyond 2^53, nesting at most MaxDepth, nothing after the document.
 // Objects become map[string]any, arrays []any, numbers json.Number.
-func Decode(data []byte) (any, error) {
-	d := &decoder{data: data}
+func Decode(data []byte) (any, error) { return decode(data, false) }
+
+// DecodeAliasing is Decode with the strings, object keys and numbers that
+// hold no escape sharing data's memory instead of being copied: the same
+// values, checks and errors, fewer allocations. data must not be modified
+// or reused while the result, or any string taken from it, is in use. It
+// is for a request that is keyed and let go (replay), never for what is
+// kept.
+func DecodeAliasing(data []byte) (any, error) { return decode(data, true) }
+
+func decode(data []byte, alias bool) (any, error) {
+	d := &decoder{data: data, alias: alias}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		return nil, d.errAt(0, "file starts with a UTF-8 byte order mark; save it without BOM")
 	}
@@ -73,9 +84,22 @@ func Decode(data []byte) (any, error) {
 }
 
 type decoder struct {
-	data []byte
-	pos  int
-	path []string
+	data  []byte
+	pos   int
+	path  []string
+	alias bool // text shares data's memory (DecodeAliasing)
+}
+
+// text returns data[i:j] as a string: a copy, or data's memory itself when
+// d.alias.
+func (d *decoder) text(i, j int) string {
+	if d.alias {
+		if i == j {
+			return ""
+		}
+		return unsafe.String(&d.data[i], j-i)
+	}
+	return string(d.data[i:j])
 }
 
 func (d *decoder) pointer() string {
@@ -305,7 +329,7 @@ func (d *decoder) str() (string, error) {
 		}
 		c := d.data[i]
 		if c == '"' {
-			s := string(d.data[d.pos:i])
+			s := d.text(d.pos, i)
 			d.pos = i + 1
 			return s, nil
 		}
@@ -419,7 +443,7 @@ func (d *decoder) number() (any, error) {
 			return nil, d.errAt(d.pos, "invalid number")
 		}
 	}
-	text := string(d.data[start:d.pos])
+	text := d.text(start, d.pos)
 	if isInt {
 		if len(text) > 17 || absInt(text) > maxSafeInteger {
 			return nil, d.errAt(start, fmt.Sprintf("integer %s is beyond 2^53 and cannot be hashed exactly; store it as a string", text))

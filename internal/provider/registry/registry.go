@@ -241,11 +241,25 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 // normalizers travel in kc.Normalize: Request.KeyNormalizers names those
 // that changed the key); kc may be nil.
 func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
+	return parse(method, path, header, body, kc, snapshot.Decode)
+}
+
+// ParseAliasingWith is ParseWith with the body decoded by
+// snapshot.DecodeAliasing: the strings of Request.Body share body's memory
+// (one copy fewer per string). The caller must not modify or reuse body
+// while the Request's Body, or anything taken from it, is in use; the key,
+// stored headers and key normalizer names never share it. For replay,
+// which keys a request, answers and lets it go.
+func ParseAliasingWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
+	return parse(method, path, header, body, kc, snapshot.DecodeAliasing)
+}
+
+func parse(method, path string, header http.Header, body []byte, kc *provider.KeyContext, decode func([]byte) (any, error)) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
 	}
-	v, err := snapshot.Decode(body)
+	v, err := decode(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
