@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -56,7 +58,17 @@ func Decode(data []byte) (any, error) { return decode(data, false) }
 func DecodeAliasing(data []byte) (any, error) { return decode(data, true) }
 
 func decode(data []byte, alias bool) (any, error) {
-	d := &decoder{data: data, alias: alias}
+	ip := itemBufs.Get().(*[]any)
+	d := &decoder{data: data, alias: alias, items: (*ip)[:0]}
+	defer func() {
+		// Past len every item is already cleared (array truncates with
+		// clear): only what an error left needs clearing.
+		clear(d.items)
+		if cap(d.items) <= maxPooledItems {
+			*ip = d.items[:0]
+			itemBufs.Put(ip)
+		}
+	}()
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		return nil, d.errAt(0, "file starts with a UTF-8 byte order mark; save it without BOM")
 	}
@@ -83,11 +95,18 @@ func decode(data []byte, alias bool) (any, error) {
 	return v, nil
 }
 
+// itemBufs holds the array item stacks of decoders (decoder.items), up to
+// maxPooledItems items: a rare huge array does not stay pinned.
+var itemBufs = sync.Pool{New: func() any { return new([]any) }}
+
+const maxPooledItems = 4096
+
 type decoder struct {
 	data  []byte
 	pos   int
 	path  []string
-	alias bool // text shares data's memory (DecodeAliasing)
+	alias bool  // text shares data's memory (DecodeAliasing)
+	items []any // array items being read (array)
 }
 
 // text returns data[i:j] as a string: a copy, or data's memory itself when
@@ -260,12 +279,15 @@ func (d *decoder) object(depth int) (any, error) {
 
 func (d *decoder) array(depth int) (any, error) {
 	d.pos++ // [
-	a := []any{}
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
-		return a, nil
+		return []any{}, nil
 	}
+	// The items are gathered on d.items (a stack shared by nested arrays)
+	// and copied into one slice of the exact length: one allocation per
+	// array instead of one per doubling.
+	mark := len(d.items)
 	for i := 0; ; i++ {
 		d.skipSpace()
 		d.path = append(d.path, strconv.Itoa(i))
@@ -274,7 +296,7 @@ func (d *decoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		d.path = d.path[:len(d.path)-1]
-		a = append(a, v)
+		d.items = append(d.items, v)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
@@ -284,6 +306,9 @@ func (d *decoder) array(depth int) (any, error) {
 			d.pos++
 		case ']':
 			d.pos++
+			a := slices.Clone(d.items[mark:])
+			clear(d.items[mark:])
+			d.items = d.items[:mark]
 			return a, nil
 		default:
 			return nil, d.errAt(d.pos, "expected ',' or ']' in array")
