@@ -85,6 +85,12 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if !IsCompact(s) || r.Raw != nil || r.Response.Body != nil || r.Response.Content != "" || len(r.Request) != 1 || r.Request["model"] == nil {
 			t.Errorf("%s keeps more than serving needs: %+v", s.Rel, r)
 		}
+		// Its header values were built by Compact (the replies above
+		// matched the full snapshot's headers) and serving builds none.
+		if enc := compactOf(s); enc.headers.Load() != &enc.fixedHeaders ||
+			testing.AllocsPerRun(10, func() { enc.headerValues(s, enc.body); enc.headerValues(s, nil) }) != 0 {
+			t.Errorf("%s: header values not built once by Compact", s.Rel)
+		}
 		if fp, ok := Fingerprint(s); !ok || !reflect.DeepEqual(fp, []uint64{7}) {
 			t.Errorf("%s fingerprint %v %v", s.Rel, fp, ok)
 		}
