@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -28,18 +29,25 @@ func benchIndex(b *testing.B) *replay.Index {
 }
 
 // BenchmarkParse: decoding and keying one incoming call (the per-request
-// work before lookup), per provider.
+// work before lookup), per provider; "aliasing" is the replay server's
+// registry.ParseAliasingWith (strings share the body).
 func BenchmarkParse(b *testing.B) {
 	for _, i := range []int{0, 1} {
 		r := gen.HTTPRequest(i, false)
-		b.Run(gen.Item(i).Provider, func(b *testing.B) {
-			b.SetBytes(int64(len(r.Body)))
-			for b.Loop() {
-				if _, err := registry.Parse(http.MethodPost, r.Path, r.Header, r.Body); err != nil {
-					b.Fatal(err)
+		for _, p := range []struct {
+			name  string
+			parse func(string, string, http.Header, []byte, *provider.KeyContext) (*provider.Request, error)
+		}{{"copy", registry.ParseWith}, {"aliasing", registry.ParseAliasingWith}} {
+			b.Run(gen.Item(i).Provider+"/"+p.name, func(b *testing.B) {
+				b.SetBytes(int64(len(r.Body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := p.parse(http.MethodPost, r.Path, r.Header, r.Body, nil); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

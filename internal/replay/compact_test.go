@@ -85,6 +85,12 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if !IsCompact(s) || r.Raw != nil || r.Response.Body != nil || r.Response.Content != "" || len(r.Request) != 1 || r.Request["model"] == nil {
 			t.Errorf("%s keeps more than serving needs: %+v", s.Rel, r)
 		}
+		// Its header values were built by Compact (the replies above
+		// matched the full snapshot's headers) and serving builds none.
+		if enc := compactOf(s); enc.fixed != fixedID|fixedLength|fixedStream || enc.headers.Load() != nil ||
+			testing.AllocsPerRun(10, func() { enc.headerValues(s, enc.body); enc.headerValues(s, nil) }) != 0 {
+			t.Errorf("%s: header values not built once by Compact", s.Rel)
+		}
 		if fp, ok := Fingerprint(s); !ok || !reflect.DeepEqual(fp, []uint64{7}) {
 			t.Errorf("%s fingerprint %v %v", s.Rel, fp, ok)
 		}
@@ -166,5 +172,38 @@ func TestCompactLargeStream(t *testing.T) {
 	}
 	if got := encodedOf(c).cachedStream(false); got != nil {
 		t.Fatalf("a %d-byte stream was kept", keepLimit*2)
+	}
+}
+
+// TestKeyDigest: the index is keyed by the 32 bytes a key spells; only a
+// key of 64 lowercase hex digits spells any, so lookups match exactly the
+// strings they matched when the index was keyed by the string.
+func TestKeyDigest(t *testing.T) {
+	key := strings.Repeat("0123456789abcdef", 4)
+	d, ok := keyDigest(key)
+	if !ok || fmt.Sprintf("%x", d) != key {
+		t.Fatalf("keyDigest(%s) = %x, %v", key, d, ok)
+	}
+	for _, bad := range []string{"", key[:63], key + "0", strings.ToUpper(key), key[:62] + "g0", key[:63] + " "} {
+		if _, ok := keyDigest(bad); ok {
+			t.Errorf("keyDigest(%q) accepted", bad)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := snapshottest.WriteSet(dir, snapshottest.OpenAIChat("a"), snapshottest.OpenAIChat("b")); err != nil {
+		t.Fatal(err)
+	}
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
+	if err != nil || !set.Valid() {
+		t.Fatalf("%v %v", err, set.Findings)
+	}
+	ix := NewIndex(set)
+	for _, s := range set.Snapshots {
+		if ix.Get(s.Key) != s || ix.Get(strings.ToUpper(s.Key)) != nil || ix.Lookup(s.Key) != s || ix.Hits(s.Key) != 1 {
+			t.Errorf("%s: Get/Lookup/Hits by key", s.Rel)
+		}
+	}
+	if ix.Get(key) != nil || ix.Lookup(key) != nil || ix.Hits(key) != 0 {
+		t.Errorf("an absent key was found")
 	}
 }

@@ -35,7 +35,7 @@ import (
 // Index is a checked set indexed by full request key. It counts hits, so
 // that the snapshots never requested can be listed. Safe for concurrent use.
 type Index struct {
-	byKey  map[string]int32 // full key → position in all
+	byKey  map[[32]byte]int32 // full key's digest (keyDigest) → position in all: no pointers for the collector to follow
 	all    []*check.Snapshot
 	hits   []atomic.Int64         // by position in all
 	chains map[string]ChainParent // stored response body id → snapshot
@@ -44,7 +44,7 @@ type Index struct {
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
 func NewIndex(set *check.SetResult) *Index {
-	ix := &Index{byKey: map[string]int32{}, chains: map[string]ChainParent{}}
+	ix := &Index{byKey: map[[32]byte]int32{}, chains: map[string]ChainParent{}}
 	ix.kc = &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
 		p, ok := ix.chains[responseID]
 		return p.ID, p.Turn, ok
@@ -67,9 +67,13 @@ func NewIndex(set *check.SetResult) *Index {
 		}
 	}
 	sort.Slice(ix.all, func(i, j int) bool { return ix.all[i].Rel < ix.all[j].Rel })
-	ix.byKey = make(map[string]int32, len(ix.all))
+	ix.byKey = make(map[[32]byte]int32, len(ix.all))
 	for i, s := range ix.all {
-		ix.byKey[s.Key] = int32(i)
+		// A key is 64 lowercase hex digits (registry.RequestKey); one that
+		// is not could never be looked up, and is not indexed.
+		if d, ok := keyDigest(s.Key); ok {
+			ix.byKey[d] = int32(i)
+		}
 	}
 	ix.hits = make([]atomic.Int64, len(ix.all))
 	return ix
@@ -112,9 +116,46 @@ func (ix *Index) Len() int { return len(ix.all) }
 // Snapshots returns the indexed snapshots sorted by Rel.
 func (ix *Index) Snapshots() []*check.Snapshot { return ix.all }
 
+// keyDigest is the 32 bytes a full request key (64 lowercase hex digits)
+// spells; ok is false for any other string.
+func keyDigest(key string) (d [32]byte, ok bool) {
+	if len(key) != 2*len(d) {
+		return d, false
+	}
+	for i := range d {
+		hi, ok1 := lowerHex(key[2*i])
+		lo, ok2 := lowerHex(key[2*i+1])
+		if !ok1 || !ok2 {
+			return d, false
+		}
+		d[i] = hi<<4 | lo
+	}
+	return d, true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// position returns the position in all of the snapshot of key.
+func (ix *Index) position(key string) (int32, bool) {
+	d, ok := keyDigest(key)
+	if !ok {
+		return 0, false
+	}
+	i, ok := ix.byKey[d]
+	return i, ok
+}
+
 // Get returns the snapshot of key without counting a hit.
 func (ix *Index) Get(key string) *check.Snapshot {
-	if i, ok := ix.byKey[key]; ok {
+	if i, ok := ix.position(key); ok {
 		return ix.all[i]
 	}
 	return nil
@@ -122,7 +163,7 @@ func (ix *Index) Get(key string) *check.Snapshot {
 
 // Lookup returns the snapshot of key and counts a hit; nil on a miss.
 func (ix *Index) Lookup(key string) *check.Snapshot {
-	i, ok := ix.byKey[key]
+	i, ok := ix.position(key)
 	if !ok {
 		return nil
 	}
@@ -151,7 +192,7 @@ func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
 
 // Hits returns how often key was looked up successfully.
 func (ix *Index) Hits(key string) int {
-	if i, ok := ix.byKey[key]; ok {
+	if i, ok := ix.position(key); ok {
 		return int(ix.hits[i].Load())
 	}
 	return 0
@@ -224,9 +265,6 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 	if m, ok := rec.Request["model"]; ok {
 		c.Record.Request = shared(map[string]any{"model": m})
 	}
-	packStrings(&c.Rel, &c.Provider, &c.ID, &c.ParentID, &c.Key, &c.FileHash, &c.ResponseID, &c.ChainedFrom,
-		&cs.rec.Provider, &cs.rec.ID, &cs.rec.Timestamp, &cs.rec.Source.File, &cs.rec.Source.Function,
-		&cs.rec.Endpoint, &cs.rec.ParentID, &cs.rec.Hash)
 	enc := &cs.enc
 	enc.compact, enc.fingerprint, enc.dir, enc.rec = true, fingerprint, dir, &cs.rec
 	c.Served = enc
@@ -235,6 +273,20 @@ func Compact(s *check.Snapshot, dir string, fingerprint []uint64) *check.Snapsho
 	if enc.bodyErr == nil {
 		_, _ = enc.json(body) // the error is kept and returned by json
 	}
+	// The reply's header values (headerValues) live in the same object,
+	// built now: serving allocates none, and a served set keeps no extra
+	// objects per snapshot for the collector to mark.
+	hv := &enc.headerVals
+	hv[0], enc.fixed = cs.rec.ID, fixedID
+	if enc.bodyErr == nil && enc.jsonErr == nil {
+		hv[1], enc.fixed = strconv.Itoa(len(enc.body)), enc.fixed|fixedLength
+	}
+	if f := format(c); f != nil {
+		hv[2], enc.fixed = f.StreamContentType(), enc.fixed|fixedStream
+	}
+	packStrings(&c.Rel, &c.Provider, &c.ID, &c.ParentID, &c.Key, &c.FileHash, &c.ResponseID, &c.ChainedFrom,
+		&cs.rec.Provider, &cs.rec.ID, &cs.rec.Timestamp, &cs.rec.Source.File, &cs.rec.Source.Function,
+		&cs.rec.Endpoint, &cs.rec.ParentID, &cs.rec.Hash, &hv[0], &hv[1], &hv[2])
 	return c
 }
 
@@ -555,7 +607,19 @@ type encoded struct {
 	bodyErr     error
 	fingerprint []uint64
 	dir         string
+	// headerVals are a compact snapshot's header values (id, length,
+	// stream content type), built by Compact; fixed says which are set.
+	// headerValues hands out views of them.
+	headerVals [3]string
+	fixed      uint8
 }
+
+// The header values Compact built (encoded.fixed).
+const (
+	fixedID uint8 = 1 << iota
+	fixedLength
+	fixedStream
+)
 
 // Header values every reply shares (see Respond).
 var (
@@ -573,9 +637,23 @@ type replyHeaders struct {
 
 // headerValues returns the header values of s's replies (payload: its
 // JSON body, nil for a stream), built on first use.
-func (c *encoded) headerValues(s *check.Snapshot, payload []byte) *replyHeaders {
+func (c *encoded) headerValues(s *check.Snapshot, payload []byte) replyHeaders {
+	if c.fixed&fixedID != 0 {
+		// Views of the values Compact built: full slices (len == cap).
+		hv := &c.headerVals
+		r := replyHeaders{id: hv[0:1:1]}
+		if c.fixed&fixedLength != 0 {
+			r.length = hv[1:2:2]
+		}
+		if c.fixed&fixedStream != 0 {
+			r.stream = hv[2:3:3]
+		}
+		if payload == nil || r.length != nil {
+			return r
+		}
+	}
 	if p := c.headers.Load(); p != nil && (payload == nil || p.length != nil) {
-		return p
+		return *p
 	}
 	r := &replyHeaders{id: []string{s.Record.ID}}
 	if f := format(s); f != nil {
@@ -585,7 +663,7 @@ func (c *encoded) headerValues(s *check.Snapshot, payload []byte) *replyHeaders 
 		r.length = []string{strconv.Itoa(len(payload))}
 	}
 	c.headers.Store(r)
-	return r
+	return *r
 }
 
 // encodedCache holds the encoded replies of snapshots not made by Compact

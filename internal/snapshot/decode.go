@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest JSON nesting a snapshot file or manifest may use.
@@ -44,8 +47,28 @@ func (e *DecodeError) Unwrap() error { return ErrMalformedJSON }
 // mark, no duplicate object keys, no lone surrogate escapes, no integer
 // beyond 2^53, nesting at most MaxDepth, nothing after the document.
 // Objects become map[string]any, arrays []any, numbers json.Number.
-func Decode(data []byte) (any, error) {
-	d := &decoder{data: data}
+func Decode(data []byte) (any, error) { return decode(data, false) }
+
+// DecodeAliasing is Decode with the strings, object keys and numbers that
+// hold no escape sharing data's memory instead of being copied: the same
+// values, checks and errors, fewer allocations. data must not be modified
+// or reused while the result, or any string taken from it, is in use. It
+// is for a request that is keyed and let go (replay), never for what is
+// kept.
+func DecodeAliasing(data []byte) (any, error) { return decode(data, true) }
+
+func decode(data []byte, alias bool) (any, error) {
+	ip := itemBufs.Get().(*[]any)
+	d := &decoder{data: data, alias: alias, items: (*ip)[:0]}
+	defer func() {
+		// Past len every item is already cleared (array truncates with
+		// clear): only what an error left needs clearing.
+		clear(d.items)
+		if cap(d.items) <= maxPooledItems {
+			*ip = d.items[:0]
+			itemBufs.Put(ip)
+		}
+	}()
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		return nil, d.errAt(0, "file starts with a UTF-8 byte order mark; save it without BOM")
 	}
@@ -72,10 +95,30 @@ func Decode(data []byte) (any, error) {
 	return v, nil
 }
 
+// itemBufs holds the array item stacks of decoders (decoder.items), up to
+// maxPooledItems items: a rare huge array does not stay pinned.
+var itemBufs = sync.Pool{New: func() any { return new([]any) }}
+
+const maxPooledItems = 4096
+
 type decoder struct {
-	data []byte
-	pos  int
-	path []string
+	data  []byte
+	pos   int
+	path  []string
+	alias bool  // text shares data's memory (DecodeAliasing)
+	items []any // array items being read (array)
+}
+
+// text returns data[i:j] as a string: a copy, or data's memory itself when
+// d.alias.
+func (d *decoder) text(i, j int) string {
+	if d.alias {
+		if i == j {
+			return ""
+		}
+		return unsafe.String(&d.data[i], j-i)
+	}
+	return string(d.data[i:j])
 }
 
 func (d *decoder) pointer() string {
@@ -236,12 +279,15 @@ func (d *decoder) object(depth int) (any, error) {
 
 func (d *decoder) array(depth int) (any, error) {
 	d.pos++ // [
-	a := []any{}
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == ']' {
 		d.pos++
-		return a, nil
+		return []any{}, nil
 	}
+	// The items are gathered on d.items (a stack shared by nested arrays)
+	// and copied into one slice of the exact length: one allocation per
+	// array instead of one per doubling.
+	mark := len(d.items)
 	for i := 0; ; i++ {
 		d.skipSpace()
 		d.path = append(d.path, strconv.Itoa(i))
@@ -250,7 +296,7 @@ func (d *decoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		d.path = d.path[:len(d.path)-1]
-		a = append(a, v)
+		d.items = append(d.items, v)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
@@ -260,6 +306,9 @@ func (d *decoder) array(depth int) (any, error) {
 			d.pos++
 		case ']':
 			d.pos++
+			a := slices.Clone(d.items[mark:])
+			clear(d.items[mark:])
+			d.items = d.items[:mark]
 			return a, nil
 		default:
 			return nil, d.errAt(d.pos, "expected ',' or ']' in array")
@@ -305,7 +354,7 @@ func (d *decoder) str() (string, error) {
 		}
 		c := d.data[i]
 		if c == '"' {
-			s := string(d.data[d.pos:i])
+			s := d.text(d.pos, i)
 			d.pos = i + 1
 			return s, nil
 		}
@@ -419,7 +468,7 @@ func (d *decoder) number() (any, error) {
 			return nil, d.errAt(d.pos, "invalid number")
 		}
 	}
-	text := string(d.data[start:d.pos])
+	text := d.text(start, d.pos)
 	if isInt {
 		if len(text) > 17 || absInt(text) > maxSafeInteger {
 			return nil, d.errAt(start, fmt.Sprintf("integer %s is beyond 2^53 and cannot be hashed exactly; store it as a string", text))

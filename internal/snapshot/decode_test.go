@@ -3,8 +3,11 @@ package snapshot
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestDecodeRejects(t *testing.T) {
@@ -38,6 +41,9 @@ func TestDecodeRejects(t *testing.T) {
 			_, err := Decode([]byte(tc.in))
 			if err == nil {
 				t.Fatalf("Decode(%q) succeeded, want error containing %q", tc.in, tc.want)
+			}
+			if _, aerr := DecodeAliasing([]byte(tc.in)); aerr == nil || aerr.Error() != err.Error() {
+				t.Errorf("DecodeAliasing(%q) = %v, want Decode's error %v", tc.in, aerr, err)
 			}
 			if !errors.Is(err, ErrMalformedJSON) {
 				t.Errorf("error %v does not wrap ErrMalformedJSON", err)
@@ -75,6 +81,45 @@ func TestDecodeAccepts(t *testing.T) {
 	}
 }
 
+// TestDecodeAliasing: DecodeAliasing gives Decode's values, its plain
+// strings, keys and numbers share the input's memory (so changing the input
+// shows through), strings with escapes are built apart, and Decode copies.
+func TestDecodeAliasing(t *testing.T) {
+	in := []byte(`{"plain":"abc","esc":"a\nb","n":12,"e":""}`)
+	want, err := Decode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := DecodeAliasing(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("DecodeAliasing = %#v, want %#v", v, want)
+	}
+	inside := func(s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		lo := uintptr(unsafe.Pointer(&in[0]))
+		return len(s) > 0 && p >= lo && p < lo+uintptr(len(in))
+	}
+	m := v.(map[string]any)
+	if !inside(m["plain"].(string)) || !inside(string(m["n"].(json.Number))) {
+		t.Errorf("plain string %q / number %v do not share the input", m["plain"], m["n"])
+	}
+	for k := range m {
+		if !inside(k) {
+			t.Errorf("key %q does not share the input", k)
+		}
+	}
+	if inside(m["esc"].(string)) {
+		t.Errorf("escaped string %q shares the input", m["esc"])
+	}
+	copied := want.(map[string]any)
+	if inside(copied["plain"].(string)) {
+		t.Errorf("Decode's string %q shares the input", copied["plain"])
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud83d\ude00"`, `1e5`, `{"a":1,"a":2}`, "\xEF\xBB\xBF{}",
 		`{"long plain key, longer than a word":"a long value with an escape\nafter sixteen bytes and a \"quote\" é 日本"}`} {
@@ -82,8 +127,15 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := Decode(data)
+		av, aerr := DecodeAliasing(slices.Clone(data))
+		if (err == nil) != (aerr == nil) || err != nil && err.Error() != aerr.Error() {
+			t.Fatalf("Decode error %v, DecodeAliasing error %v", err, aerr)
+		}
 		if err != nil {
 			return
+		}
+		if !reflect.DeepEqual(v, av) {
+			t.Fatalf("DecodeAliasing = %#v, Decode = %#v", av, v)
 		}
 		// Whatever we accept, the standard library accepts, and it
 		// canonicalizes and pretty-prints back to the same value.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -71,54 +72,65 @@ func TestReplayMemoSameReplies(t *testing.T) {
 }
 
 // TestReplayConcurrentHitsAndMisses: concurrent hits (memoized after the
-// first) and misses — reusing pooled body buffers — each get their own
-// answer; the report counts them all (run with -race).
+// first, or all parsed without a memo: their decoded strings alias pooled
+// body buffers) and misses — reusing pooled body buffers — each get their
+// own answer; the report counts them all, and the miss's key and diff are
+// those of a server that saw the miss alone (run with -race).
 func TestReplayConcurrentHitsAndMisses(t *testing.T) {
 	items := []snapshottest.Item{snapshottest.OpenAIChat("conc a"), snapshottest.OpenAIChat("conc b")}
-	rs := servedBy(t, writeItems(t, items...), 0)
+	dir := writeItems(t, items...)
 	bodies := [][]byte{marshalJSON(t, items[0].Request), marshalJSON(t, items[1].Request), marshalJSON(t, snapshottest.OpenAIChat("conc miss").Request)}
-	want := make([]string, len(bodies))
-	for i, b := range bodies[:2] {
-		w := httptest.NewRecorder()
-		rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(b)))
-		want[i] = w.Body.String()
-	}
-	const workers, each = 8, 30
-	errs := make(chan string, workers*each)
-	var wg sync.WaitGroup
-	for g := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	alone := servedBy(t, dir, -1)
+	alone.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[2])))
+	wantMiss := alone.Finish().Misses[0]
+	for _, gen := range []int{0, -1} {
+		rs := servedBy(t, dir, gen)
+		want := make([]string, len(bodies))
+		for i, b := range bodies[:2] {
+			w := httptest.NewRecorder()
+			rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(b)))
+			want[i] = w.Body.String()
+		}
+		const workers, each = 8, 30
+		errs := make(chan string, workers*each)
+		var wg sync.WaitGroup
+		for g := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					k := (g + i) % len(bodies)
+					w := httptest.NewRecorder()
+					rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[k])))
+					switch {
+					case k == 2 && w.Code != http.StatusNotFound:
+						errs <- fmt.Sprintf("memo %d: miss answered %d", gen, w.Code)
+					case k < 2 && (w.Code != http.StatusOK || w.Body.String() != want[k]):
+						errs <- fmt.Sprintf("memo %d: request %d answered %d %q", gen, k, w.Code, w.Body.String())
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		rep := rs.Finish()
+		misses := 0
+		for g := range workers {
 			for i := range each {
-				k := (g + i) % len(bodies)
-				w := httptest.NewRecorder()
-				rs.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[k])))
-				switch {
-				case k == 2 && w.Code != http.StatusNotFound:
-					errs <- fmt.Sprintf("miss answered %d", w.Code)
-				case k < 2 && (w.Code != http.StatusOK || w.Body.String() != want[k]):
-					errs <- fmt.Sprintf("request %d answered %d %q", k, w.Code, w.Body.String())
+				if (g+i)%len(bodies) == 2 {
+					misses++
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
-	rep := rs.Finish()
-	misses := 0
-	for g := range workers {
-		for i := range each {
-			if (g+i)%len(bodies) == 2 {
-				misses++
-			}
 		}
-	}
-	if rep.Served != 2+workers*each-misses || len(rep.Misses) != 1 || rep.Misses[0].Count != misses {
-		t.Errorf("served %d, misses %+v; want %d served, one miss ×%d", rep.Served, rep.Misses, 2+workers*each-misses, misses)
+		if rep.Served != 2+workers*each-misses || len(rep.Misses) != 1 || rep.Misses[0].Count != misses {
+			t.Fatalf("memo %d: served %d, misses %+v; want %d served, one miss ×%d", gen, rep.Served, rep.Misses, 2+workers*each-misses, misses)
+		}
+		if m := rep.Misses[0]; m.Key != wantMiss.Key || m.Closest != wantMiss.Closest || !reflect.DeepEqual(m.Diff, wantMiss.Diff) || m.Key == "" {
+			t.Errorf("memo %d: miss %+v\nwant %+v", gen, m, wantMiss)
+		}
 	}
 }
 

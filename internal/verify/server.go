@@ -187,18 +187,23 @@ func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, 
 	if err != nil {
 		return nil, nil, err
 	}
-	digest := replay.RequestDigest(r.Method, r.URL.Path, r.Header, body)
-	if req, snap := s.memo.Get(digest); snap != nil {
-		req.Raw = body
-		s.ix.Lookup(snap.Key) // counts the hit, like LookupRequest
-		return req, snap, nil
+	var digest [32]byte
+	if s.memo != nil {
+		digest = replay.RequestDigest(r.Method, r.URL.Path, r.Header, body)
+		if req, snap := s.memo.Get(digest); snap != nil {
+			req.Raw = body
+			s.ix.Lookup(snap.Key) // counts the hit, like LookupRequest
+			return req, snap, nil
+		}
 	}
-	req, err := registry.ParseWith(r.Method, r.URL.Path, r.Header, body, s.ix.KeyContext())
+	// The body's strings alias the buffer: ServeHTTP gives it back only
+	// after a hit is answered, and a miss keeps it with its Request.
+	req, err := registry.ParseAliasingWith(r.Method, r.URL.Path, r.Header, body, s.ix.KeyContext())
 	if err != nil {
 		return nil, nil, err
 	}
 	snap := s.ix.LookupRequest(req)
-	if snap != nil {
+	if snap != nil && s.memo != nil {
 		s.memo.Put(digest, req, snap)
 	}
 	return req, snap, nil

@@ -2,7 +2,9 @@ package registry_test
 
 import (
 	"net/http"
+	"reflect"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -26,6 +28,10 @@ func FuzzParse(f *testing.F) {
 			h.Set("anthropic-version", version)
 		}
 		req, err := registry.Parse(method, path, h, body)
+		aliased, aerr := registry.ParseAliasingWith(method, path, h, slices.Clone(body), nil)
+		if (err == nil) != (aerr == nil) || err != nil && err.Error() != aerr.Error() {
+			t.Fatalf("Parse error %v, ParseAliasingWith error %v", err, aerr)
+		}
 		if err != nil {
 			return
 		}
@@ -35,6 +41,18 @@ func FuzzParse(f *testing.F) {
 		again, err := registry.Parse(method, path, h, body)
 		if err != nil || again.Key != req.Key {
 			t.Fatalf("Parse is not deterministic: %v %q %q", err, req.Key, again.Key)
+		}
+		// Key writes the key object's bytes directly: they are those of
+		// the object KeyObject builds.
+		obj, err := registry.KeyObject(string(req.Provider), req.Endpoint, req.Body, req.Headers, nil)
+		if err != nil {
+			t.Fatalf("KeyObject: %v", err)
+		}
+		if c, err := snapshot.Canonical(obj); err != nil || snapshot.SHA256Prefixed(c) != "sha256:"+req.Key {
+			t.Fatalf("key %s is not the SHA-256 of the key object %s (%v)", req.Key, c, err)
+		}
+		if aliased.Key != req.Key || !reflect.DeepEqual(aliased.Body, req.Body) || aliased.Stream != req.Stream {
+			t.Fatalf("ParseAliasingWith differs from Parse: %q %q", aliased.Key, req.Key)
 		}
 	})
 }

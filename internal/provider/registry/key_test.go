@@ -141,3 +141,38 @@ func TestLineage(t *testing.T) {
 		t.Errorf("lineage = %s %d %v %v, want %s 2", parent, turn, ok, err, snapshot.IDOf(k1))
 	}
 }
+
+// TestKeyIsKeyObjectDigest: the key (written without building the key
+// object) is the SHA-256 of the canonical key object, with and without
+// stored headers, for every provider.
+func TestKeyIsKeyObjectDigest(t *testing.T) {
+	cases := []struct {
+		p, endpoint, body string
+		headers           map[string]any
+	}{
+		{"openai", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hé \"q\"\n"}],"stream":true}`, nil},
+		{"anthropic", "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
+			map[string]any{"anthropic-version": "2023-06-01", "anthropic-beta": "tools-2024"}},
+		{"gemini", "/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, nil},
+		{"ollama", "/api/chat", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil},
+	}
+	for _, tc := range cases {
+		req := mustDecode(t, tc.body)
+		e := provider.Endpoint(tc.endpoint)
+		if f := registry.Lookup(provider.Name(tc.p), e); f == nil {
+			t.Fatalf("%s %s: no format", tc.p, e)
+		}
+		obj, err := registry.KeyObject(tc.p, e, req, tc.headers, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := snapshot.Canonical(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := registry.RequestKey(tc.p, e, req, tc.headers, nil)
+		if err != nil || "sha256:"+key != snapshot.SHA256Prefixed(c) {
+			t.Errorf("%s: key %s (%v), SHA-256 of %s is %s", tc.p, key, err, c, snapshot.SHA256Prefixed(c))
+		}
+	}
+}

@@ -241,11 +241,25 @@ func Parse(method, path string, header http.Header, body []byte) (*provider.Requ
 // normalizers travel in kc.Normalize: Request.KeyNormalizers names those
 // that changed the key); kc may be nil.
 func ParseWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
+	return parse(method, path, header, body, kc, snapshot.Decode)
+}
+
+// ParseAliasingWith is ParseWith with the body decoded by
+// snapshot.DecodeAliasing: the strings of Request.Body share body's memory
+// (one copy fewer per string). The caller must not modify or reuse body
+// while the Request's Body, or anything taken from it, is in use; the key,
+// stored headers and key normalizer names never share it. For replay,
+// which keys a request, answers and lets it go.
+func ParseAliasingWith(method, path string, header http.Header, body []byte, kc *provider.KeyContext) (*provider.Request, error) {
+	return parse(method, path, header, body, kc, snapshot.DecodeAliasing)
+}
+
+func parse(method, path string, header http.Header, body []byte, kc *provider.KeyContext, decode func([]byte) (any, error)) (*provider.Request, error) {
 	f, e, ok := Route(method, path)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, method, path)
 	}
-	v, err := snapshot.Decode(body)
+	v, err := decode(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
 	}
@@ -369,14 +383,9 @@ func KeyObject(p string, e provider.Endpoint, request map[string]any, headers ma
 }
 
 func keyObject(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (map[string]any, []string, error) {
-	f, err := ForStored(p, e)
+	kr, applied, err := keyRequest(p, e, request, kc)
 	if err != nil {
 		return nil, nil, err
-	}
-	kr := f.KeyRequest(request, kc)
-	var applied []string
-	if kc != nil && kc.Normalize != nil {
-		kr, applied = kc.Normalize.NormalizeKey(kr)
 	}
 	obj := map[string]any{
 		"provider": p,
@@ -387,6 +396,48 @@ func keyObject(p string, e provider.Endpoint, request map[string]any, headers ma
 		obj["headers"] = headers
 	}
 	return obj, applied, nil
+}
+
+// keyRequest is the "request" member of the key object (KeyObject) and
+// the names of the declared key normalizers that changed it.
+func keyRequest(p string, e provider.Endpoint, request map[string]any, kc *provider.KeyContext) (map[string]any, []string, error) {
+	f, err := ForStored(p, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	kr := f.KeyRequest(request, kc)
+	var applied []string
+	if kc != nil && kc.Normalize != nil {
+		kr, applied = kc.Normalize.NormalizeKey(kr)
+	}
+	return kr, applied, nil
+}
+
+// appendKeyObject appends the canonical (RFC 8785) bytes of the key
+// object KeyObject builds, without building it: its members in their
+// canonical order ("endpoint" < "headers" < "provider" < "request"), each
+// value canonicalized as AppendCanonical does in the object.
+func appendKeyObject(b []byte, p string, e provider.Endpoint, kr, headers map[string]any) ([]byte, error) {
+	var err error
+	b = append(b, `{"endpoint":`...)
+	if b, err = snapshot.AppendCanonical(b, string(e)); err != nil {
+		return nil, err
+	}
+	if len(headers) > 0 {
+		b = append(b, `,"headers":`...)
+		if b, err = snapshot.AppendCanonical(b, headers); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"provider":`...)
+	if b, err = snapshot.AppendCanonical(b, p); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"request":`...)
+	if b, err = snapshot.AppendCanonical(b, kr); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 // RequestKey is the full 64-hex request key: SHA-256 of the JCS of the key
@@ -400,13 +451,13 @@ func RequestKey(p string, e provider.Endpoint, request map[string]any, headers m
 // (kc.Normalize) that changed the key: a record's key_normalizers, nil when
 // none did.
 func Key(p string, e provider.Endpoint, request map[string]any, headers map[string]any, kc *provider.KeyContext) (string, []string, error) {
-	obj, applied, err := keyObject(p, e, request, headers, kc)
+	kr, applied, err := keyRequest(p, e, request, kc)
 	if err != nil {
 		return "", nil, err
 	}
 	bp := canonicalBufs.Get().(*[]byte)
 	defer canonicalBufs.Put(bp)
-	b, err := snapshot.AppendCanonical((*bp)[:0], obj)
+	b, err := appendKeyObject((*bp)[:0], p, e, kr, headers)
 	if err != nil {
 		return "", nil, err
 	}
