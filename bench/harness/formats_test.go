@@ -128,3 +128,24 @@ func postCT(t *testing.T, url string, r gen.Request) ([]byte, string) {
 	}
 	return b, resp.Header.Get("Content-Type")
 }
+
+// TestColdReplayTarget: the memo-off server's plain row gets its own
+// CPU/request target against the same floor row.
+func TestColdReplayTarget(t *testing.T) {
+	row := func(server string, cpu time.Duration) ReplayRow {
+		return ReplayRow{N: 1000, Mode: "plain", Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100}}
+	}
+	res := &Results{Config: Config{PeerN: 1000, Conns: 32}, Replay: []ReplayRow{
+		row("floor", 10*time.Microsecond), row("traceforge", 12*time.Microsecond), row(ColdServer, 16*time.Microsecond),
+	}}
+	md := res.Markdown()
+	for _, want := range []string{
+		"| replay plain CPU/request vs floor (1000) | ≤ 1.5× | 1.20× | ✅ met |",
+		"| replay plain CPU/request vs floor, memo off (1000) | ≤ 1.5× | 1.60× | ❌ missed |",
+		"| 1000 | plain | traceforge, memo off | 100 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

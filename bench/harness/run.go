@@ -263,6 +263,10 @@ func tail(s string) string {
 	return s
 }
 
+// ColdServer names the replay rows of traceforge with --replay-memo=false:
+// every request parsed and keyed, as on its first call.
+const ColdServer = "traceforge, memo off"
+
 // server is a replay server under test.
 type server struct {
 	name string
@@ -286,8 +290,8 @@ func startFloor(cfg *Config, kind gen.Kind, n int, streams bool) (*server, error
 	return &server{name: "floor", addr: addr, proc: p}, nil
 }
 
-func startTraceforge(cfg *Config, dir string) (*server, error) {
-	argv := Pinned(0, cfg.bin("traceforge"), "verify", "--serve", "--listen", "127.0.0.1:0", "--dir", dir)
+func startTraceforge(cfg *Config, dir string, extra ...string) (*server, error) {
+	argv := Pinned(0, append([]string{cfg.bin("traceforge"), "verify", "--serve", "--listen", "127.0.0.1:0", "--dir", dir}, extra...)...)
 	p, err := Start(filepath.Dir(dir), []string{"NO_COLOR=1"}, argv...)
 	if err != nil {
 		return nil, err
@@ -437,6 +441,17 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			return nil, nil, err
 		}
 		servers = append(servers, tf)
+		if peer {
+			// The rows above repeat each request many times, so the memo
+			// answers most of them; this server parses every request.
+			cold, err := startTraceforge(cfg, SetDir(cfg, n), "--replay-memo=false")
+			if err != nil {
+				stopAll()
+				return nil, nil, err
+			}
+			cold.name = ColdServer
+			servers = append(servers, cold)
+		}
 		if peer && cfg.Aimock {
 			am, err := startAimock(cfg, n)
 			if err != nil {
@@ -456,6 +471,9 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 		for r := 0; r < rounds; r++ {
 			for _, m := range modes {
 				for _, s := range servers {
+					if s.name == ColdServer && m != "plain" {
+						continue
+					}
 					lr, per, err := loadAgainst(cfg, s, "-n", strconv.Itoa(n), "-stream="+strconv.FormatBool(m == "stream"))
 					if err != nil {
 						stopAll()
@@ -476,6 +494,9 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			s.proc.Stop(10 * time.Second)
 			for _, m := range modes {
 				c := cells[m+"/"+s.name]
+				if c == nil {
+					continue
+				}
 				row := pickMedianRound(c.res)
 				row.RSS = rss
 				rows = append(rows, row)

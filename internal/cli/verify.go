@@ -37,6 +37,7 @@ type verifyOptions struct {
 	root          string // the project root (for annotations of unmatched requests)
 	bypasses      serve.Bypasses
 	ReplayLatency bool
+	ReplayMemo    bool
 	Serve         bool
 	Listen        string
 	AllowHosts    []string
@@ -117,6 +118,7 @@ command's own exit code.`,
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
 	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
 	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
+	fl.BoolVar(&opts.ReplayMemo, "replay-memo", true, "replay: remember requests that hit, so a repeated request is answered without being parsed and keyed again (--replay-memo=false parses every request)")
 	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
 	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "extra Host name the replay server accepts (repeatable)")
@@ -165,7 +167,7 @@ func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 	if o.changed["allow-host"] && !o.Serve && !hasCmd {
 		return nil, usageErr("--allow-host applies to the replay server (-- COMMAND or --serve)", "--allow-host needs a command or --serve")
 	}
-	for _, name := range []string{"replay-latency", "fail-on-unused"} {
+	for _, name := range []string{"replay-latency", "replay-memo", "fail-on-unused"} {
 		if o.changed[name] && !o.Serve && !hasCmd {
 			return nil, usageErr("--"+name+" applies to replay: traceforge verify --"+name+" -- COMMAND", "--%s needs a command or --serve", name)
 		}
@@ -258,6 +260,15 @@ func (o *verifyOptions) context() (context.Context, context.CancelFunc) {
 const replayGrace = 5 * time.Second
 
 // startReplay listens and serves the replay server over the valid set.
+// replayOptions are the replay server's options for set.
+func (o *verifyOptions) replayOptions(set *check.SetResult, display string) verify.ReplayOptions {
+	ro := verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, Root: o.root}
+	if !o.ReplayMemo {
+		ro.MemoGeneration = -1 // no memo: every request parsed and keyed
+	}
+	return ro
+}
+
 func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (*verify.ReplayServer, *serve.Running, net.Listener, error) {
 	ln, warning, err := serve.Listen(addr)
 	if err != nil {
@@ -266,7 +277,7 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "traceforge: warning: %s\n", warning)
 	}
-	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, Root: o.root})
+	rs := verify.NewReplayServer(o.replayOptions(set, display))
 	var guardOpts []serve.GuardOption
 	if o.DenyBypass {
 		guardOpts = append(guardOpts, serve.DenyBypass(&o.bypasses))

@@ -171,9 +171,29 @@ func baseVerifyItems() []snapshottest.Item {
 }
 
 func TestVerifyReplayCommand(t *testing.T) {
+	for _, flags := range [][]string{nil, {"--replay-memo=false"}} {
+		t.Run(strings.Join(append([]string{"flags"}, flags...), " "), func(t *testing.T) { testVerifyReplayCommand(t, flags) })
+	}
+}
+
+// TestVerifyReplayMemoFlag: --replay-memo=false turns the memo of repeated
+// requests off; the default keeps it (a negative MemoGeneration is off).
+func TestVerifyReplayMemoFlag(t *testing.T) {
+	for _, c := range []struct {
+		memo bool
+		off  bool
+	}{{true, false}, {false, true}} {
+		o := &verifyOptions{ReplayMemo: c.memo}
+		if got := o.replayOptions(nil, ".ai-snapshots").MemoGeneration < 0; got != c.off {
+			t.Errorf("ReplayMemo %v: memo off = %v, want %v", c.memo, got, c.off)
+		}
+	}
+}
+
+func testVerifyReplayCommand(t *testing.T, flags []string) {
 	e := newVerifyEnv(t, baseVerifyItems()...)
 	argv := e.helper("hello", "hi", 0)
-	code, out, errOut := e.run(append([]string{"verify", "--"}, argv...)...)
+	code, out, errOut := e.run(append(append(append([]string{"verify"}, flags...), "--"), argv...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -300,6 +320,7 @@ func TestVerifyUsageErrors(t *testing.T) {
 		{"verify", "--live", "--runs", "0"},
 		{"verify", "--listen", "127.0.0.1:0"},
 		{"verify", "--replay-latency"},
+		{"verify", "--replay-memo=false"},
 		{"verify", "--format", "yaml"},
 		{"verify", "--", "/nonexistent/command"},
 		{"verify", "--live", "--openai-upstream", "ftp://x"},
