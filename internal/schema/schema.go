@@ -6,6 +6,7 @@ package schema
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -97,6 +98,27 @@ func mustSchema(ref string) *jsonschema.Schema {
 
 // Source returns the text of an embedded schema, for docs and tools.
 func Source(name string) ([]byte, error) { return files.ReadFile("schemas/" + name) }
+
+// DefNames lists, sorted, the names under "$defs" of the embedded schema
+// file name.
+func DefNames(name string) ([]string, error) {
+	src, err := Source(name)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(src, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	names := make([]string, 0, len(doc.Defs))
+	for n := range doc.Defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
 
 // Has reports whether recordDef (a JSON pointer fragment such as
 // "#/$defs/chatRecord") names a definition of snapshot-file.schema.json
