@@ -69,7 +69,7 @@ func callOf(ctx context.Context) *call {
 // serveHTTP handles one call: parse, decide, forward (or serve a hit).
 func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	arrival := r.now()
-	body, err := readBody(req)
+	body, err := registry.ReadHTTPBody(req) // one allocation when the length is declared
 	_ = req.Body.Close()
 	if err != nil {
 		f := registry.ErrorFormat(req)
@@ -78,7 +78,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				fmt.Sprintf("traceforge record: request body larger than %d bytes", serve.MaxRequestBody))
 			return
 		}
-		provider.WriteStatusError(w, f, http.StatusBadRequest, "traceforge record: cannot read the request body: "+err.Error())
+		provider.WriteStatusError(w, f, http.StatusBadRequest, "traceforge record: cannot "+err.Error())
 		return
 	}
 	c := &call{arrival: arrival, method: req.Method, path: req.URL.Path, original: body, upstream: body}
@@ -163,22 +163,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		defer r.chains.end()
 	}
 	r.proxy.ServeHTTP(w, req)
-}
-
-// readBody reads a request body in one allocation when its length is
-// declared (io.ReadAll would grow its buffer from 512 bytes); serve.Guard
-// caps the body at serve.MaxRequestBody either way, and a body shorter
-// than declared is an error, as with io.ReadAll.
-func readBody(req *http.Request) ([]byte, error) {
-	if n := req.ContentLength; n > 0 && n <= serve.MaxRequestBody {
-		// net/http ends a request body at its Content-Length.
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(req.Body, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	return io.ReadAll(req.Body)
 }
 
 // serveHit answers an --only-missing hit from the set.
