@@ -19,7 +19,7 @@ const (
 // staticGC applies those settings unless the user set GOGC or GOMEMLIMIT
 // (theirs win), and returns a func restoring the previous ones.
 func staticGC(getenv func(string) string) (restore func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTunesGC(getenv) {
 		return func() {}
 	}
 	oldLimit := debug.SetMemoryLimit(staticMemLimit)
@@ -40,7 +40,7 @@ const ledgerMemLimit = 100 << 20
 // ledgerGC applies ledgerMemLimit unless the user set GOGC or GOMEMLIMIT,
 // and returns a func restoring the previous limit.
 func ledgerGC(getenv func(string) string) (restore func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTunesGC(getenv) {
 		return func() {}
 	}
 	old := debug.SetMemoryLimit(ledgerMemLimit)
@@ -62,7 +62,7 @@ const serveLoadGCPercent = 40
 // (not a memory limit) keeps the heap proportional as kept streams grow,
 // without a collector that runs flat out near a limit.
 func serveLoadGC(getenv func(string) string) (loaded func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTunesGC(getenv) {
 		return func() {}
 	}
 	old := debug.SetGCPercent(serveLoadGCPercent)
@@ -97,7 +97,7 @@ const recordHeadroom = 64 << 20
 // loaded (recordGCPercent), unless the user set GOGC or GOMEMLIMIT, and
 // returns a func restoring the previous percent.
 func recordGC(getenv func(string) string) (restore func()) {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+	if userTunesGC(getenv) {
 		return func() {}
 	}
 	runtime.GC()
@@ -111,4 +111,10 @@ func recordGC(getenv func(string) string) (restore func()) {
 // itself, whichever is more.
 func recordGCPercent(live uint64) int {
 	return max(100, int(recordHeadroom*100/max(live, 1)))
+}
+
+// userTunesGC reports whether the user set GOGC or GOMEMLIMIT: their
+// settings win over every setting of this file.
+func userTunesGC(getenv func(string) string) bool {
+	return getenv("GOGC") != "" || getenv("GOMEMLIMIT") != ""
 }
