@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,5 +150,39 @@ func TestSyncModes(t *testing.T) {
 	}
 	if _, err := record.New(record.Config{Dir: t.TempDir(), Sync: "always"}); err == nil {
 		t.Error("New accepts an unknown sync mode")
+	}
+}
+
+// A lone client's calls share deferred flushes (the flush window), and
+// Finish does not sit out the window: with a window of an hour, five
+// answered calls make one flush, made when Finish waits for it.
+func TestSyncAfterAnswerWindowSharesALoneClientsFlushes(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.FlushWindow = time.Hour })
+	var mu sync.Mutex
+	var batches []int
+	record.InjectFlushFault(p.rec, func(batch []snapshot.Renamed) error {
+		mu.Lock()
+		defer mu.Unlock()
+		batches = append(batches, len(batch))
+		return nil
+	})
+	for i := range 5 {
+		if r := p.do("/v1/chat/completions", openaiChat(fmt.Sprintf("Call %d", i)), nil); r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+	}
+	done := make(chan struct{})
+	go func() { p.finish(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Finish sat out the flush window")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batches) != 1 || batches[0] != 5 {
+		t.Errorf("flushes made %v (files per flush), want one flush of 5", batches)
 	}
 }

@@ -53,6 +53,13 @@ const DefaultManifestInterval = time.Second
 // answers while the pool refills.
 const tempPoolSize = 8
 
+// DefaultFlushWindow is how long a deferred flush (--sync=after-answer) waits for
+// more snapshots before it starts (snapshot.Flusher.SetWindow): a lone
+// client's calls then share flushes instead of paying one each, whose CPU
+// competes with the next call. It adds at most this much to what a power
+// loss can take (docs/record.md); a killed process loses nothing more.
+const DefaultFlushWindow = 5 * time.Millisecond
+
 // Config configures a Recorder. Every zero value works: the zero Config
 // records into ./.ai-snapshots against the public OpenAI and Anthropic APIs.
 type Config struct {
@@ -103,6 +110,9 @@ type Config struct {
 	// manifest on disk under the lock at each commit, and a manifest must
 	// never list a file that is not durable.
 	Sync Sync
+	// FlushWindow is how long a deferred flush (SyncAfterAnswer) waits for
+	// more snapshots to share it (0 = DefaultFlushWindow).
+	FlushWindow time.Duration
 
 	// LockPerCommit is for a recorder that does not hold the set's lock for
 	// the whole run, so that several processes can record into one folder
@@ -332,6 +342,11 @@ func New(cfg Config) (*Recorder, error) {
 	}
 	if !cfg.LockPerCommit && cfg.Sync != SyncBeforeAnswer {
 		r.flusher = snapshot.NewFlusher(r.flushFailed)
+		w := cfg.FlushWindow
+		if w <= 0 {
+			w = DefaultFlushWindow
+		}
+		r.flusher.SetWindow(w)
 	}
 	if err := r.storage.load(); err != nil {
 		return nil, err

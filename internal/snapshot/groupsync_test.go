@@ -236,6 +236,65 @@ func TestFlusherGroupsRenamesIntoFewFlushes(t *testing.T) {
 	}
 }
 
+// With a window, files renamed one after another by a lone writer share a
+// flush (without one, each has its own); a Wait starts the flush at once
+// instead of sitting out the window, and still covers every file.
+func TestFlusherWindowGroupsALoneWritersFiles(t *testing.T) {
+	for _, tc := range []struct {
+		window      time.Duration
+		wantBatches int
+	}{{0, 5}, {time.Hour, 1}} {
+		t.Run(tc.window.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			s := &Store{Dir: dir}
+			var mu sync.Mutex
+			durable := map[string]bool{}
+			inject(t, &syncFiles, func(_ *os.File, batch []Renamed) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, r := range batch {
+					durable[r.Rel] = true
+				}
+				return nil
+			})
+			fl := NewFlusher(nil)
+			fl.SetWindow(tc.window)
+			for i := range 5 {
+				rel := fmt.Sprintf("openai/%012x.json", i)
+				if err := s.WriteRenamed(rel, []byte("{}\n"), fl); err != nil {
+					t.Fatal(err)
+				}
+				if tc.window == 0 { // the lone writer's next call comes after this flush
+					deadline := time.Now().Add(10 * time.Second)
+					for fl.Pending() > 0 && time.Now().Before(deadline) {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- fl.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Wait sat out the flush window")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(durable) != 5 {
+				t.Errorf("Wait returned with %d of 5 files flushed", len(durable))
+			}
+			fl.mu.Lock()
+			defer fl.mu.Unlock()
+			if fl.batches != tc.wantBatches {
+				t.Errorf("window %v: 5 files made %d flushes, want %d", tc.window, fl.batches, tc.wantBatches)
+			}
+		})
+	}
+}
+
 // A failed deferred flush is reported for every file of its batch, naming
 // the file and keeping the OS error; Wait returns the same errors; later
 // flushes are made again.
