@@ -361,6 +361,7 @@ func MarshalPretty(v any) ([]byte, error) { return marshalPretty(v, kindOther) }
 
 func marshalPretty(v any, kind objectKind) ([]byte, error) {
 	var b bytes.Buffer
+	b.Grow(8 << 10) // a typical snapshot file in one allocation
 	if err := writeValue(&b, v, kind, 0, true); err != nil {
 		return nil, err
 	}
@@ -368,9 +369,17 @@ func marshalPretty(v any, kind objectKind) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// indentText is a newline and the indentation of the deepest levels
+// written in one piece.
+const indentText = "\n                                                                "
+
 func indent(b *bytes.Buffer, n int) {
-	b.WriteByte('\n')
-	for i := 0; i < n; i++ {
+	if 1+2*n <= len(indentText) {
+		b.WriteString(indentText[:1+2*n])
+		return
+	}
+	b.WriteString(indentText)
+	for i := (len(indentText) - 1) / 2; i < n; i++ {
 		b.WriteString("  ")
 	}
 }
@@ -428,7 +437,8 @@ func writeValue(b *bytes.Buffer, v any, kind objectKind, depth int, _ bool) erro
 			return nil
 		}
 		b.WriteByte('{')
-		for i, k := range orderedKeys(x, kind) {
+		var small [16]string // most objects: the keys stay on the stack
+		for i, k := range orderedKeys(small[:0], x, kind) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -480,26 +490,23 @@ func isPlainInt(s string) bool {
 	return len(s) <= 17
 }
 
-// orderedKeys returns an object's keys: the fixed ones for its kind first (those
-// present), then the rest in JCS order (UTF-16 code units).
-func orderedKeys(m map[string]any, kind objectKind) []string {
-	keys := make([]string, 0, len(m))
+// orderedKeys appends an object's keys to dst: the fixed ones for its kind
+// first (those present), then the rest in JCS order (UTF-16 code units).
+func orderedKeys(dst []string, m map[string]any, kind objectKind) []string {
 	fixed := fixedOrder[kind]
-	seen := make(map[string]bool, len(fixed))
 	for _, k := range fixed {
 		if _, ok := m[k]; ok {
-			keys = append(keys, k)
-			seen[k] = true
+			dst = append(dst, k)
 		}
 	}
-	rest := make([]string, 0, len(m)-len(keys))
+	start := len(dst)
 	for k := range m {
-		if !seen[k] {
-			rest = append(rest, k)
+		if len(fixed) == 0 || !slices.Contains(fixed, k) {
+			dst = append(dst, k)
 		}
 	}
-	sortUTF16(rest)
-	return append(keys, rest...)
+	sortUTF16(dst[start:])
+	return dst
 }
 
 func lessUTF16(a, b string) bool {
@@ -525,38 +532,8 @@ func lessUTF16(a, b string) bool {
 
 const hexDigits = "0123456789abcdef"
 
-// writeString writes s as JCS does: only '"', '\\' and control characters escaped.
+// writeString writes s as JCS does: only '"', '\\' and control characters
+// escaped (appendJCSString into the buffer's spare room).
 func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b.WriteString(s[start:i])
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			b.WriteString(`\u00`)
-			b.WriteByte(hexDigits[c>>4])
-			b.WriteByte(hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b.Write(appendJCSString(b.AvailableBuffer(), s))
 }
