@@ -34,6 +34,27 @@ type Options struct {
 	// before the set keeps it: a set that is only served keeps what replay
 	// needs (replay.Compact), not every decoded record.
 	Trim func(*Snapshot) *Snapshot
+	// Built, when set, is what the writer of the document being checked
+	// computed from the values it encoded (record, for the file it is about
+	// to put in place). CheckDocument uses it only if the decoded document
+	// holds exactly Built.Doc (snapshot.SameJSON).
+	Built *Built
+}
+
+// Built is what a writer computed from a snapshot document it built
+// (snapshot.NewRecord, FileDocument): the document, its record's request
+// key with the key normalizers that applied, and its lineage (nil: the
+// request continues no conversation). When the decoded file holds exactly
+// Doc, these are the values CheckDocument would recompute from it, and the
+// record hash was computed from those same values: the check takes them
+// instead of canonicalizing the record three more times. Every other rule
+// (schema, versions, source, ids, policy, secrets) runs as for any file,
+// and a record chained by previous_response_id is always keyed again.
+type Built struct {
+	Doc     map[string]any
+	Key     string
+	Applied []string
+	Lineage *snapshot.Lineage
 }
 
 // Snapshot is one checked snapshot file.
@@ -177,15 +198,26 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	if f := sourceFinding(file, rec.Source.File); f != nil {
 		fs = append(fs, *f)
 	}
-	kc := RecordKeyContext(rec, opts.Config)
-	key, applied, err := registry.Key(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, kc)
-	if err != nil {
-		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
-		return nil, fs
+	b := opts.Built
+	built := b != nil && s.ChainedFrom == "" && snapshot.SameJSON(doc, b.Doc)
+	var key string
+	var applied []string
+	if built {
+		key, applied = b.Key, b.Applied
+	} else {
+		var err error
+		kc := RecordKeyContext(rec, opts.Config)
+		key, applied, err = registry.Key(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, kc)
+		if err != nil {
+			fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
+			return nil, fs
+		}
 	}
 	s.Key = key
 	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
-	if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
+	if built {
+		// The writer hashed these very values.
+	} else if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
 		fs = append(fs, finding.Finding{File: file, Pointer: rp + "/hash", Rule: RuleRecordHash, Severity: finding.Error,
 			Message: fmt.Sprintf("record hash mismatch: stored %s, computed %s — the record was changed after it was hashed", rec.Hash, h),
 			Fix:     "restore the file from Git or re-record it; never edit snapshots by hand"})
@@ -195,7 +227,16 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			Message: fmt.Sprintf("file hash mismatch: stored %s, computed %s", s.FileHash, h),
 			Fix:     "restore the file from Git or re-record it"})
 	}
-	fs = append(fs, lineageFindings(file, provider, rec, opts.Config)...)
+	if built {
+		var parent string
+		var turn int
+		if b.Lineage != nil {
+			parent, turn = b.Lineage.ParentID, b.Lineage.Turn
+		}
+		fs = append(fs, lineageFindings(file, rec, parent, turn, b.Lineage != nil)...)
+	} else if parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, RecordKeyContext(rec, opts.Config)); err == nil {
+		fs = append(fs, lineageFindings(file, rec, parent, turn, ok)...)
+	}
 	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
 	fs = append(fs, pf...)
 	s.Exception = ex
@@ -328,11 +369,9 @@ func nameList(names []string) string {
 	return "[" + strings.Join(names, ", ") + "]"
 }
 
-func lineageFindings(file, provider string, rec *snapshot.Record, cfg *Config) finding.Findings {
-	parent, turn, ok, err := registry.Lineage(provider, pv.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, RecordKeyContext(rec, cfg))
-	if err != nil {
-		return nil
-	}
+// lineageFindings compares the stored lineage with the one the request
+// gives (parent, turn; ok = the request continues a conversation).
+func lineageFindings(file string, rec *snapshot.Record, parent string, turn int, ok bool) finding.Findings {
 	const p = "/snapshots/0/lineage"
 	switch {
 	case !ok && rec.ParentID != "":

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/serve"
@@ -92,6 +93,49 @@ func benchmarkRecordCall(b *testing.B, sync record.Sync) {
 	for b.Loop() {
 		i++
 		doRecordCall(b, http.DefaultClient, srv.URL, i)
+	}
+	stop()
+	b.StopTimer()
+	if s := rec.Finish(); s.Failed() {
+		var buf bytes.Buffer
+		s.Write(&buf, false)
+		b.Fatal(buf.String())
+	}
+}
+
+// BenchmarkRecordCallBench: one distinct call of the benchmark's own shape
+// (bench/gen: a 1.2 KB system prompt, three turns, half OpenAI chat, half
+// Anthropic messages; ~6 KB snapshot files) through the recording proxy,
+// the default sync. This is the call `make bench`'s record latency row makes.
+func BenchmarkRecordCallBench(b *testing.B) {
+	fake, err := fakeupstream.Start(fakeupstream.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL, ManifestInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	defer srv.Close()
+	i := 0
+	stop := snapshottest.ReportCPU(b)
+	for b.Loop() {
+		i++
+		g := gen.HTTPRequest(i, false)
+		req, _ := http.NewRequest("POST", srv.URL+g.Path, bytes.NewReader(g.Body))
+		req.Header = g.Header
+		req.Header.Set("X-Traceforge-Source", "app/a.go:1:f")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
 	}
 	stop()
 	b.StopTimer()

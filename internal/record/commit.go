@@ -1,6 +1,7 @@
 package record
 
 import (
+	"reflect"
 	"errors"
 	"fmt"
 	"path"
@@ -92,7 +93,9 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 			Message: "cannot build the snapshot: " + err.Error(), Fix: "report this to the traceforge maintainers"})
 		return
 	}
-	if !r.write(c.describe(), p, id, key, rec) {
+	// What the check would recompute from the file (key, lineage, record
+	// hash) was computed from these values; write hands it over.
+	if !r.write(c.describe(), p, id, key, rec, &check.Built{Key: key, Applied: req.KeyNormalizers, Lineage: c.lin}) {
 		return
 	}
 	st.rec, st.source = rec, src
@@ -163,7 +166,7 @@ func (r *Recorder) rewriteSource(st *keyState, key, call string, src source.Sour
 		return false
 	}
 	id, _ := rec["id"].(string)
-	if !r.write(call, st.provider, id, key, rec) {
+	if !r.write(call, st.provider, id, key, rec, nil) {
 		return false
 	}
 	st.rec, st.source = rec, src
@@ -173,8 +176,10 @@ func (r *Recorder) rewriteSource(st *keyState, key, call string, src source.Sour
 
 // write checks a record exactly as verify would see its file, then writes
 // it atomically. Refusals and id collisions are listed. The key's lock is
-// held, so one file has one writer at a time.
-func (r *Recorder) write(call string, p, id, key string, rec map[string]any) bool {
+// held, so one file has one writer at a time. built (may be nil) holds what
+// the caller computed from rec (check.Built, Doc excepted): the check uses
+// it once the file's bytes decode back to exactly the document built.
+func (r *Recorder) write(call string, p, id, key string, rec map[string]any, built *check.Built) bool {
 	rel := snapshot.RelPath(p, id)
 	refuse := func(msg string, details []string, fix string) bool {
 		// No File: nothing was written; the details name JSON pointers.
@@ -196,7 +201,17 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any) boo
 	if err != nil {
 		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
 	}
-	_, findings := check.CheckDocument(rel, p, v, r.cfg.Check)
+	opts := r.cfg.Check
+	if built != nil {
+		built.Doc = doc
+		opts.Built = built
+	}
+	_, findings := check.CheckDocument(rel, p, v, opts)
+	if builtDiffers != nil && opts.Built != nil {
+		if _, full := check.CheckDocument(rel, p, v, r.cfg.Check); !reflect.DeepEqual(full, findings) {
+			builtDiffers(rel, findings, full)
+		}
+	}
 	if findings.Errors() > 0 {
 		var details, fixes []string
 		seen := map[string]bool{}
@@ -257,6 +272,12 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any) boo
 	r.mu.Unlock()
 	return true
 }
+
+// builtDiffers, when set (the package's tests set it for every test), is
+// told of a file whose check with the record's own Built values (key,
+// lineage, record hash) found otherwise than the full check from the
+// decoded file.
+var builtDiffers func(rel string, withBuilt, full finding.Findings)
 
 func (r *Recorder) markRequested(id string) {
 	r.mu.Lock()

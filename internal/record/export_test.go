@@ -1,6 +1,32 @@
 package record
 
-import "github.com/traceforge/traceforge/internal/snapshot"
+import (
+	"fmt"
+	"sync"
+
+	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// CheckBuiltAgainstFull makes every file a recorder writes also get the
+// full check (key, lineage and record hash recomputed from the decoded
+// file) and collects each file where its findings differ from those of
+// the check that took the recorder's own values (check.Built). The
+// returned func reports the differences; TestMain fails the run on any.
+func CheckBuiltAgainstFull() (differences func() []string) {
+	var mu sync.Mutex
+	var out []string
+	builtDiffers = func(rel string, withBuilt, full finding.Findings) {
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, fmt.Sprintf("%s: with the record's values %v, full check %v", rel, withBuilt, full))
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), out...)
+	}
+}
 
 // SetMaxSnapshot lowers the snapshot size cap for one test (the proxy must
 // not serve calls while it changes); the returned func restores it.
