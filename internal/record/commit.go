@@ -1,10 +1,10 @@
 package record
 
 import (
-	"reflect"
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 
