@@ -197,7 +197,8 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 	if int64(len(data)) > maxSnapshot {
 		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), maxSnapshot>>20), nil, "lower max_tokens for the recorded calls")
 	}
-	v, err := snapshot.Decode(data)
+	// Decoded only to be checked, then let go; data is never modified.
+	v, err := snapshot.DecodeAliasing(data)
 	if err != nil {
 		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
 	}
