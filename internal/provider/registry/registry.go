@@ -465,7 +465,9 @@ func Key(p string, e provider.Endpoint, request map[string]any, headers map[stri
 		*bp = b
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), applied, nil
+	var key [2 * sha256.Size]byte // hex.EncodeToString would allocate twice
+	hex.Encode(key[:], sum[:])
+	return string(key[:]), applied, nil
 }
 
 // canonicalBufs holds the buffers key objects are canonicalized into: the
