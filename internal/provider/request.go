@@ -67,8 +67,8 @@ func (r *Request) ID() string { return snapshot.IDOf(r.Key) }
 // repeated values joined by ",". nil when none was sent.
 func StoredHeaders(h http.Header) map[string]any {
 	var out map[string]any
-	for _, name := range snapshot.RequestHeaderNames {
-		vs := h.Values(name)
+	for i, name := range snapshot.RequestHeaderNames {
+		vs := h[storedHeaderKeys[i]]
 		if len(vs) == 0 {
 			continue
 		}
@@ -79,6 +79,17 @@ func StoredHeaders(h http.Header) map[string]any {
 	}
 	return out
 }
+
+// storedHeaderKeys are snapshot.RequestHeaderNames in their canonical MIME
+// form, the keys of an http.Header (h.Values(name) made that form, and
+// allocated it, on every call).
+var storedHeaderKeys = func() []string {
+	keys := make([]string, len(snapshot.RequestHeaderNames))
+	for i, name := range snapshot.RequestHeaderNames {
+		keys[i] = http.CanonicalHeaderKey(name)
+	}
+	return keys
+}()
 
 // WriteError writes an error in f's shape (Format.ErrorBody) with status
 // and x-should-retry: false, so the official SDKs do not retry it. code is

@@ -161,9 +161,10 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// TestPlainEnd: the eight-bytes-at-a-time scan finds the same first byte
-// to escape as a byte loop, wherever it sits in the word, next to
-// multi-byte UTF-8 and bytes on either side of each boundary value.
+// TestPlainEnd: the word-at-a-time scans find the same first byte to
+// escape (plainEnd; plainASCIIEnd: or the first non-ASCII byte) as a byte
+// loop, wherever it sits in the words, next to multi-byte UTF-8 and bytes
+// on either side of each boundary value.
 func TestPlainEnd(t *testing.T) {
 	slow := func(s string, i int) int {
 		for ; i < len(s); i++ {
@@ -173,7 +174,15 @@ func TestPlainEnd(t *testing.T) {
 		}
 		return i
 	}
-	specials := []byte{0x00, 0x1f, '"', '\\', '\n'}
+	slowASCII := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return i
+			}
+		}
+		return i
+	}
+	specials := []byte{0x00, 0x1f, '"', '\\', '\n', 0x80, 0xc3}
 	fillers := []string{"a", "é", "\x20", "\x21", "#", "[", "]", "\x7f", "\xff", "日"}
 	for _, f := range fillers {
 		for n := 0; n < 24; n++ {
@@ -189,6 +198,9 @@ func TestPlainEnd(t *testing.T) {
 					}
 					if got, want := plainEnd([]byte(s), start), slow(s, start); got != want {
 						t.Fatalf("plainEnd([]byte %q, %d) = %d, want %d", s, start, got, want)
+					}
+					if got, want := plainASCIIEnd(s, start), slowASCII(s, start); got != want {
+						t.Fatalf("plainASCIIEnd(%q, %d) = %d, want %d", s, start, got, want)
 					}
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -124,10 +125,7 @@ func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, erro
 		}
 		return append(dst, "false"...), nil
 	case string:
-		if !utf8.ValidString(x) {
-			return nil, fmt.Errorf("canonicalize: string is not valid UTF-8")
-		}
-		return appendJCSString(dst, x), nil
+		return AppendCanonicalString(dst, x)
 	case json.Number:
 		s, err := numberText(x)
 		if err != nil {
@@ -160,25 +158,31 @@ func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, erro
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		// Up to 16 keys are sorted in an array on the stack (most objects).
-		var small [16]string
-		keys := small[:0]
-		for k := range x {
-			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
+		// The members are gathered once (no lookup per key afterwards) and
+		// sorted; up to 16 of them in an array on the stack (most objects).
+		// Every key is checked before any value is written.
+		var small [16]member
+		ms := small[:0]
+		ascii := true
+		for k, v := range x {
+			if !isASCII(k) {
+				if !utf8.ValidString(k) {
+					return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
+				}
+				ascii = false
 			}
-			keys = append(keys, k)
+			ms = append(ms, member{k, v})
 		}
-		sortUTF16(keys)
+		sortMembers(ms, ascii)
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i, m := range ms {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJCSString(dst, k)
+			dst = appendJCSString(dst, m.k)
 			dst = append(dst, ':')
 			var err error
-			if dst, err = appendCanonical(dst, x[k], flush); err != nil {
+			if dst, err = appendCanonical(dst, m.v, flush); err != nil {
 				return nil, err
 			}
 			if flush != nil && len(dst) >= canonicalChunk {
@@ -200,6 +204,83 @@ func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, erro
 	return append(dst, out...), nil
 }
 
+// AppendCanonicalString appends the RFC 8785 text of the string s to dst,
+// as AppendCanonical(dst, s) does without boxing s; s must be valid UTF-8.
+// The check is made while s is escaped: the scan that looks for bytes to
+// escape also stops at the first non-ASCII byte, and only from there is the
+// rest checked with utf8.ValidString (text is mostly ASCII: one pass, not
+// two).
+func AppendCanonicalString(dst []byte, s string) ([]byte, error) {
+	dst = append(dst, '"')
+	start := 0
+	ascii := true // s[:i] is ASCII
+	for i := 0; i < len(s); i++ {
+		if ascii {
+			i = plainASCIIEnd(s, i)
+		} else {
+			i = plainEnd(s, i)
+		}
+		if i == len(s) {
+			break
+		}
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			if !utf8.ValidString(s[i:]) {
+				return nil, fmt.Errorf("canonicalize: string is not valid UTF-8")
+			}
+			ascii = false
+			continue // copied as is with the plain run it starts
+		}
+		dst = append(dst, s[start:i]...)
+		dst = appendEscape(dst, c)
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), nil
+}
+
+// member is an object member being canonicalized.
+type member struct {
+	k string
+	v any
+}
+
+// sortMembers sorts ms by key in UTF-16 code units (RFC 8785 §3.2.3); ascii
+// says every key is ASCII (then byte order is the same). Small objects
+// (most) are sorted by insertion in place.
+func sortMembers(ms []member, ascii bool) {
+	switch {
+	case !ascii:
+		slices.SortFunc(ms, func(a, b member) int {
+			switch {
+			case lessUTF16(a.k, b.k):
+				return -1
+			case lessUTF16(b.k, a.k):
+				return 1
+			}
+			return 0
+		})
+	case len(ms) <= 12:
+		for i := 1; i < len(ms); i++ {
+			for j := i; j > 0 && ms[j].k < ms[j-1].k; j-- {
+				ms[j], ms[j-1] = ms[j-1], ms[j]
+			}
+		}
+	default:
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
+	}
+}
+
+// isASCII reports whether s has no byte of 0x80 or above.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func appendInt(dst []byte, i int64) ([]byte, error) {
 	if i > maxSafeInteger || i < -maxSafeInteger {
 		s, err := jcs.NumberToJSON(float64(i))
@@ -213,27 +294,65 @@ func appendInt(dst []byte, i int64) ([]byte, error) {
 
 // plainEnd returns the index of the first byte at or after i of s that a
 // JSON string cannot hold as is ('"', '\\' or a control character), or
-// len(s). It tests eight bytes at a time: text is mostly plain, and the
-// byte loop was most of canonicalizing and decoding a snapshot.
+// len(s). It tests sixteen bytes at a time (two words, one bounds check):
+// text is mostly plain, and the byte loop was most of canonicalizing and
+// decoding a snapshot.
 func plainEnd[T ~string | ~[]byte](s T, i int) int {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
+	for ; i+16 <= len(s); i += 16 {
+		b := s[i : i+16] // one bounds check, two loads
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		v := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+		if (special(w)|special(v))&highs != 0 {
+			break
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		// A byte of w is below 0x20, or is '"' or '\\' (zero after the
-		// xor), exactly when the word has its high bit set.
-		ctl := (w - ones*0x20) & ^w
-		q := w ^ (ones * '"')
-		bs := w ^ (ones * '\\')
-		if (ctl|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if special(w)&highs != 0 {
 			break
 		}
 	}
 	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special sets the high bit of every byte of w that is below 0x20, '"' or
+// '\\'; of no other byte, except possibly bytes above such a byte (a
+// borrow), which callers then find by testing byte by byte from the word's
+// start.
+func special(w uint64) uint64 {
+	ctl := (w - ones*0x20) & ^w
+	q := w ^ (ones * '"')
+	bs := w ^ (ones * '\\')
+	return ctl | (q-ones)&^q | (bs-ones)&^bs
+}
+
+// plainASCIIEnd is plainEnd that also stops at a byte of 0x80 or above
+// (sixteen bytes at a time measured no faster here).
+func plainASCIIEnd(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8] // one bounds check, one load
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if (w|special(w))&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
 			return i
 		}
 	}
@@ -249,30 +368,34 @@ func appendJCSString(dst []byte, s string) []byte {
 		if i = plainEnd(s, i); i == len(s) {
 			break
 		}
-		c := s[i]
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
+		dst = appendEscape(dst, s[i])
 		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendEscape appends the escape of c ('"', '\\' or a control character)
+// as JSON.stringify writes it: \b \f \n \r \t by name, others as \u00xx.
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
 
 // sortUTF16 sorts keys by their UTF-16 code units (RFC 8785 §3.2.3).

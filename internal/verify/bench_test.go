@@ -14,6 +14,7 @@ import (
 
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
 var (
@@ -71,7 +72,8 @@ func BenchmarkReplayHTTP(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", kind, mode), func(b *testing.B) {
 				var next atomic.Int64
 				gc0 := gcCPU()
-				b.SetParallelism(16) // 32 clients on 2 CPUs, like tfbench
+				stop := snapshottest.ReportCPU(b) // client and server: both share the process
+				b.SetParallelism(16)              // 32 clients on 2 CPUs, like tfbench
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						r := reqs[int(next.Add(1))%len(reqs)]
@@ -95,6 +97,7 @@ func BenchmarkReplayHTTP(b *testing.B) {
 						}
 					}
 				})
+				stop()
 				b.ReportMetric(float64((gcCPU()-gc0).Nanoseconds())/float64(b.N), "gc-ns/op")
 			})
 		}

@@ -420,7 +420,7 @@ func keyRequest(p string, e provider.Endpoint, request map[string]any, kc *provi
 func appendKeyObject(b []byte, p string, e provider.Endpoint, kr, headers map[string]any) ([]byte, error) {
 	var err error
 	b = append(b, `{"endpoint":`...)
-	if b, err = snapshot.AppendCanonical(b, string(e)); err != nil {
+	if b, err = snapshot.AppendCanonicalString(b, string(e)); err != nil {
 		return nil, err
 	}
 	if len(headers) > 0 {
@@ -430,7 +430,7 @@ func appendKeyObject(b []byte, p string, e provider.Endpoint, kr, headers map[st
 		}
 	}
 	b = append(b, `,"provider":`...)
-	if b, err = snapshot.AppendCanonical(b, p); err != nil {
+	if b, err = snapshot.AppendCanonicalString(b, p); err != nil {
 		return nil, err
 	}
 	b = append(b, `,"request":`...)
@@ -465,7 +465,9 @@ func Key(p string, e provider.Endpoint, request map[string]any, headers map[stri
 		*bp = b
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), applied, nil
+	var key [2 * sha256.Size]byte // hex.EncodeToString would allocate twice
+	hex.Encode(key[:], sum[:])
+	return string(key[:]), applied, nil
 }
 
 // canonicalBufs holds the buffers key objects are canonicalized into: the
