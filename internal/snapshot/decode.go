@@ -105,8 +105,9 @@ type decoder struct {
 	data  []byte
 	pos   int
 	path  []string
-	alias bool  // text shares data's memory (DecodeAliasing)
-	items []any // array items being read (array)
+	alias bool     // text shares data's memory (DecodeAliasing)
+	items []any    // array items being read (array)
+	strs  []string // the current slab of string headers (box)
 }
 
 // text returns data[i:j] as a string: a copy, or data's memory itself when
@@ -193,7 +194,11 @@ func (d *decoder) value(depth int) (any, error) {
 		}
 		return d.array(depth + 1)
 	case c == '"':
-		return d.str()
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return d.box(s, stringType), nil
 	case c == 't':
 		return true, d.literal("true")
 	case c == 'f':
@@ -485,8 +490,54 @@ func (d *decoder) number() (any, error) {
 			return nil, d.errAt(start, fmt.Sprintf("number %s is an integer beyond 2^53 and cannot be hashed exactly; store it as a string", text))
 		}
 	}
-	return json.Number(text), nil
+	return d.box(text, numberType), nil
 }
+
+// eface is the layout of an interface value without methods (the
+// runtime's eface): its type, and a pointer to its value.
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// The type words of string and json.Number interface values.
+var (
+	stringType = typeWord("")
+	numberType = typeWord(json.Number(""))
+)
+
+func typeWord(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
+
+// box returns s as an interface value of type typ (stringType or
+// numberType). Go boxes a string by allocating its 16-byte header, one
+// allocation per string and number of the document; DecodeAliasing takes
+// the headers from slabs of d.strs instead, one allocation per many (a
+// request is keyed and let go, so that the values share a slab pins
+// nothing). Each header is written once, before its interface value
+// exists, and never changed: the value is an ordinary immutable string.
+func (d *decoder) box(s string, typ unsafe.Pointer) any {
+	if !d.alias {
+		if typ == numberType {
+			return json.Number(s)
+		}
+		return s
+	}
+	if len(d.strs) == cap(d.strs) {
+		// The first slab is sized for about one value per 128 bytes of
+		// text, the next ones twice the last.
+		n := 2 * cap(d.strs)
+		if n == 0 {
+			n = len(d.data) / 128
+		}
+		d.strs = make([]string, 0, min(max(n, 8), maxStrSlab))
+	}
+	d.strs = append(d.strs, s)
+	e := eface{typ: typ, data: unsafe.Pointer(&d.strs[len(d.strs)-1])}
+	return *(*any)(unsafe.Pointer(&e))
+}
+
+// maxStrSlab is the most string headers one slab of box holds (4 KiB).
+const maxStrSlab = 256
 
 func absInt(s string) uint64 {
 	s = strings.TrimPrefix(s, "-")

@@ -3,8 +3,11 @@ package snapshot
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -117,6 +120,65 @@ func TestDecodeAliasing(t *testing.T) {
 	copied := want.(map[string]any)
 	if inside(copied["plain"].(string)) {
 		t.Errorf("Decode's string %q shares the input", copied["plain"])
+	}
+}
+
+// TestDecodeAliasingBoxes: the strings and numbers DecodeAliasing boxes in
+// shared slabs (decoder.box) are ordinary values: across several slabs and
+// a collection while only the result holds them, they compare, switch on
+// their type, hash as map keys and canonicalize like Decode's.
+func TestDecodeAliasingBoxes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`[`)
+	const n = 3 * maxStrSlab // several slabs
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s%d",%d,"e\u00e9%d"`, i, i, i)
+	}
+	b.WriteString(`]`)
+	data := []byte(b.String())
+	got, err := DecodeAliasing(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	want, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("DecodeAliasing differs from Decode")
+	}
+	items := got.([]any)
+	seen := map[any]int{}
+	for i := range n {
+		s, num, esc := items[3*i], items[3*i+1], items[3*i+2]
+		if s != any(fmt.Sprintf("s%d", i)) || num != any(json.Number(strconv.Itoa(i))) || esc != any(fmt.Sprintf("eé%d", i)) {
+			t.Fatalf("item %d: %#v %#v %#v", i, s, num, esc)
+		}
+		switch v := num.(type) {
+		case string:
+			t.Fatalf("number %q boxed as a string", v)
+		case json.Number:
+		default:
+			t.Fatalf("number boxed as %T", v)
+		}
+		if _, ok := s.(string); !ok {
+			t.Fatalf("string boxed as %T", s)
+		}
+		seen[s]++
+		seen[num]++
+	}
+	if len(seen) != 2*n {
+		t.Fatalf("%d distinct map keys, want %d", len(seen), 2*n)
+	}
+	c1, _ := Canonical(got)
+	c2, _ := Canonical(want)
+	if string(c1) != string(c2) {
+		t.Fatal("canonical bytes differ")
 	}
 }
 
