@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
@@ -190,7 +191,8 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 	if err != nil {
 		return refuse("cannot build the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
 	}
-	data, err := snapshot.MarshalFile(doc)
+	bp := fileBufs.Get().(*[]byte)
+	data, err := snapshot.AppendFile((*bp)[:0], doc)
 	if err != nil {
 		return refuse("cannot encode the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
 	}
@@ -271,8 +273,24 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 	r.entries[rel] = entry
 	r.dirty = true // read by the run storage's flush only
 	r.mu.Unlock()
+	// The file is on disk and nothing holds data or v (decoded from it)
+	// any more: its buffer serves the next file. (A refused file's buffer
+	// is not reused: its findings may quote the decoded text.)
+	if cap(data) <= maxPooledFile {
+		*bp = data[:0]
+		fileBufs.Put(bp)
+	}
 	return true
 }
+
+// fileBufs holds the buffers write encodes snapshot files into (*[]byte);
+// a buffer that grew past maxPooledFile is let go instead.
+var fileBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+const maxPooledFile = 256 << 10
 
 // builtDiffers, when set (the package's tests set it for every test), is
 // told of a file whose check with the record's own Built values (key,

@@ -476,6 +476,11 @@ func childKind(parent objectKind, key string) objectKind {
 // 2-space indent, fixed key order, JCS numbers and strings, trailing LF.
 func MarshalFile(doc map[string]any) ([]byte, error) { return marshalPretty(doc, kindFile) }
 
+// AppendFile is MarshalFile appending to dst (a buffer the caller reuses).
+func AppendFile(dst []byte, doc map[string]any) ([]byte, error) {
+	return appendPretty(dst, doc, kindFile)
+}
+
 // MarshalManifest writes a manifest document the way it is stored.
 func MarshalManifest(doc map[string]any) ([]byte, error) { return marshalPretty(doc, kindManifest) }
 
@@ -483,9 +488,12 @@ func MarshalManifest(doc map[string]any) ([]byte, error) { return marshalPretty(
 func MarshalPretty(v any) ([]byte, error) { return marshalPretty(v, kindOther) }
 
 func marshalPretty(v any, kind objectKind) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(8 << 10) // a typical snapshot file in one allocation
-	if err := writeValue(&b, v, kind, 0, true); err != nil {
+	return appendPretty(make([]byte, 0, 8<<10), v, kind) // a typical snapshot file in one allocation
+}
+
+func appendPretty(dst []byte, v any, kind objectKind) ([]byte, error) {
+	b := bytes.NewBuffer(dst)
+	if err := writeValue(b, v, kind, 0, true); err != nil {
 		return nil, err
 	}
 	b.WriteByte('\n')

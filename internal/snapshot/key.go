@@ -34,7 +34,27 @@ func IDOf(key string) string { return key[:12] }
 // SHA256Prefixed returns "sha256:" + hex(sha256(b)).
 func SHA256Prefixed(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var out [len("sha256:") + 2*sha256.Size]byte // one allocation, not three
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:])
+}
+
+// canonicalHash is SHA256Prefixed(Canonical(v)) without a copy of the
+// canonical bytes: they are hashed in Canonical's pooled buffer.
+func canonicalHash(v any) (string, error) {
+	bp := canonicalBufs.Get().(*[]byte)
+	b, err := AppendCanonical((*bp)[:0], v)
+	if err != nil {
+		canonicalBufs.Put(bp)
+		return "", err
+	}
+	h := SHA256Prefixed(b)
+	if cap(b) <= maxPooledCanonical {
+		*bp = b[:0]
+	}
+	canonicalBufs.Put(bp)
+	return h, nil
 }
 
 // RecordHash is "sha256:" + hex(sha256(JCS(record without "hash"))).
@@ -45,11 +65,7 @@ func RecordHash(record map[string]any) (string, error) {
 			c[k] = v
 		}
 	}
-	b, err := Canonical(c)
-	if err != nil {
-		return "", err
-	}
-	return SHA256Prefixed(b), nil
+	return canonicalHash(c)
 }
 
 // FileHash is "sha256:" + hex(sha256(JCS({"version", "snapshots": [record hashes]}))).
@@ -58,11 +74,7 @@ func FileHash(version string, recordHashes []string) (string, error) {
 	for i, h := range recordHashes {
 		hs[i] = h
 	}
-	b, err := Canonical(map[string]any{"version": version, "snapshots": hs})
-	if err != nil {
-		return "", err
-	}
-	return SHA256Prefixed(b), nil
+	return canonicalHash(map[string]any{"version": version, "snapshots": hs})
 }
 
 // DocumentHash hashes a document (manifest) without its "hash" member.
