@@ -28,6 +28,14 @@ func CheckBuiltAgainstFull() (differences func() []string) {
 	}
 }
 
+// WithoutBuiltCheck turns CheckBuiltAgainstFull off until restore is
+// called: a benchmark measures one check per file, as record runs it.
+func WithoutBuiltCheck() (restore func()) {
+	old := builtDiffers
+	builtDiffers = nil
+	return func() { builtDiffers = old }
+}
+
 // SetMaxSnapshot lowers the snapshot size cap for one test (the proxy must
 // not serve calls while it changes); the returned func restores it.
 func SetMaxSnapshot(n int64) (restore func()) {
