@@ -200,6 +200,19 @@ func TestWriteFolderChecks(t *testing.T) {
 		if es, _ := os.ReadDir(outside); len(es) != 0 {
 			t.Errorf("pooled=%v: written outside the set: %v", pooled, es)
 		}
+		// A folder where the file goes: refused by rename(2), the folder and
+		// its contents untouched, no temp file left.
+		inWay := filepath.Join(dir, "openai", "0123456789cd.json")
+		os.MkdirAll(filepath.Join(inWay, "kept"), 0o755)
+		if err := st.WriteAtomic("openai/0123456789cd.json", []byte("x\n")); err == nil || !strings.Contains(err.Error(), "0123456789cd.json") {
+			t.Errorf("pooled=%v: write over a folder: %v", pooled, err)
+		}
+		if fi, err := os.Stat(filepath.Join(inWay, "kept")); err != nil || !fi.IsDir() {
+			t.Errorf("pooled=%v: the folder in the way was changed: %v", pooled, err)
+		}
+		if es, _ := os.ReadDir(filepath.Join(dir, "openai")); len(es) != 2 && !pooled {
+			t.Errorf("pooled=%v: left behind: %v", pooled, es)
+		}
 		os.WriteFile(filepath.Join(dir, "ollama"), []byte("in the way"), 0o644)
 		if err := st.WriteAtomic("ollama/0123456789ab.json", []byte("x\n")); err == nil || !strings.Contains(err.Error(), "create folder "+filepath.Join(dir, "ollama")) {
 			t.Errorf("pooled=%v: write under a file: %v", pooled, err)
