@@ -33,23 +33,41 @@ import (
 // more than twice its size in garbage per hash (half of the bytes a static
 // check allocated per file).
 func Canonical(v any) ([]byte, error) {
-	bp := canonicalBufs.Get().(*[]byte)
-	b, err := AppendCanonical((*bp)[:0], v)
+	bp, b, err := scratchCanonical(v)
 	if err != nil {
-		canonicalBufs.Put(bp)
 		return nil, err
 	}
 	if cap(b) > maxPooledCanonical {
 		// A large document (a manifest): keep its buffer rather than copy
-		// it, and do not pool it.
-		canonicalBufs.Put(bp)
+		// it (releaseCanonical does not pool it).
+		releaseCanonical(bp, b)
 		return b, nil
 	}
-	out := make([]byte, len(b))
-	copy(out, b)
-	*bp = b[:0]
-	canonicalBufs.Put(bp)
+	out := bytes.Clone(b)
+	releaseCanonical(bp, b)
 	return out, nil
+}
+
+// scratchCanonical appends v's canonical bytes to a pooled buffer; the
+// caller hands bp and b back with releaseCanonical once done with b (also
+// after an error).
+func scratchCanonical(v any) (bp *[]byte, b []byte, err error) {
+	bp = canonicalBufs.Get().(*[]byte)
+	b, err = AppendCanonical((*bp)[:0], v)
+	if err != nil {
+		releaseCanonical(bp, nil)
+		return nil, nil, err
+	}
+	return bp, b, nil
+}
+
+// releaseCanonical returns a buffer of scratchCanonical to the pool,
+// grown to b unless b outgrew maxPooledCanonical.
+func releaseCanonical(bp *[]byte, b []byte) {
+	if b != nil && cap(b) <= maxPooledCanonical {
+		*bp = b[:0]
+	}
+	canonicalBufs.Put(bp)
 }
 
 // canonicalBufs holds Canonical's scratch buffers (*[]byte).

@@ -43,17 +43,12 @@ func SHA256Prefixed(b []byte) string {
 // canonicalHash is SHA256Prefixed(Canonical(v)) without a copy of the
 // canonical bytes: they are hashed in Canonical's pooled buffer.
 func canonicalHash(v any) (string, error) {
-	bp := canonicalBufs.Get().(*[]byte)
-	b, err := AppendCanonical((*bp)[:0], v)
+	bp, b, err := scratchCanonical(v)
 	if err != nil {
-		canonicalBufs.Put(bp)
 		return "", err
 	}
 	h := SHA256Prefixed(b)
-	if cap(b) <= maxPooledCanonical {
-		*bp = b[:0]
-	}
-	canonicalBufs.Put(bp)
+	releaseCanonical(bp, b)
 	return h, nil
 }
 
