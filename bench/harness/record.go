@@ -147,19 +147,17 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 	}
 	defer slow.proc.Stop(5 * time.Second)
 
-	// Each run records into new folders, removed once it is over: a folder
-	// mass-deleted just before would make ext4 skip its recently freed
-	// inodes on every create (BENCHMARKS.md, "Record").
+	// Each run records into new folders, removed once the whole run is
+	// over (the deletion would slow down the creates of what follows, the
+	// Go benchmarks included; fsstate.go).
 	scratch, err := os.MkdirTemp(cfg.Work, "record-")
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		_ = os.RemoveAll(scratch)
-		for _, old := range []string{"record", "record-slow", "record-strict"} { // earlier harness versions
-			_ = os.RemoveAll(filepath.Join(cfg.Work, old))
-		}
-	}()
+	cfg.atEnd(func() { _ = os.RemoveAll(scratch) })
+	if out.CreateCost, out.CreateWait, err = settleCreates(cfg, scratch); err != nil {
+		return nil, err
+	}
 	recDir := filepath.Join(scratch, "fast", ".ai-snapshots")
 	rec, err := startRecord(cfg, recDir, up.url)
 	if err != nil {

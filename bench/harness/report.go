@@ -195,6 +195,10 @@ func (r *Results) Markdown() string {
 		p("| server CPU per call at %d clients | %s (upstream) | %s (record alone) | |", r.Config.Conns, us(rec.UpstreamCPUPerCall), us(rec.CPUPerCall))
 		p("")
 		p("Through record at %d clients: p50 %s, p99 %s, %d errors, %d snapshot files written.", r.Config.Conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.FilesWritten)
+		if rec.CreateCost > 0 {
+			p("")
+			p("Creating a file in the scratch folder cost %s (median of %d) when record was measured; the harness waited %s for it to fall to %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds the rest\").", us(rec.CreateCost), probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
+		}
 		if rec.RecordExit != "" {
 			p("")
 			p("record did not stop cleanly: %s", rec.RecordExit)

@@ -46,7 +46,12 @@ type Config struct {
 	// Only, when not empty, limits Run to these parts (see Parts); the
 	// Markdown of such a run is printed, never written to BENCHMARKS.md.
 	Only map[string]bool
+
+	cleanups []func() // run once Run is over (atEnd)
 }
+
+// atEnd has f run once Run is over.
+func (c *Config) atEnd(f func()) { c.cleanups = append(c.cleanups, f) }
 
 // Parts are the sections Run measures, in order, for Config.Only.
 var Parts = []string{"static", "ledger", "replay", "formats", "record", "gobench"}
@@ -104,6 +109,8 @@ type RecordResult struct {
 	CPUPerCall, UpstreamCPUPerCall           time.Duration // record's (incl. nothing of the upstream) and the upstream's, at 32 clients
 	FilesWritten                             int
 	RecordExit                               string
+	CreateCost, CreateWait                   time.Duration // a file create before measuring (fsstate.go), and the wait for it to be cheap
+
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -117,6 +124,11 @@ func (c *Config) bin(name string) string { return filepath.Join(c.Root, "bin", n
 // Run measures everything cfg asks for.
 func Run(cfg Config) (*Results, error) {
 	res := &Results{Config: cfg, Machine: DescribeMachine()}
+	defer func() {
+		for _, f := range cfg.cleanups {
+			f()
+		}
+	}()
 	if cfg.wants("static") || cfg.wants("ledger") || cfg.wants("replay") {
 		for _, n := range cfg.Sizes {
 			if _, err := EnsureSet(&cfg, n); err != nil {
