@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -21,6 +22,7 @@ const (
 	slowCreate     = 100 * time.Microsecond // above this, creates are slowed down
 	settleLimit    = 7 * time.Minute        // longest wait (the 360 s window and some)
 	settleInterval = 10 * time.Second
+	settleGood     = 3 // consecutive cheap probes needed (a slowed-down folder has cheap moments)
 	probeFiles     = 16
 )
 
@@ -52,24 +54,34 @@ func createCost(dir string) (time.Duration, error) {
 	return times[len(times)/2], nil
 }
 
-// settleCreates waits (up to settleLimit) until a create under dir costs at
-// most slowCreate and returns the last cost measured and how long it
-// waited.
+// settleCreates waits (up to settleLimit) until creates under dir cost at
+// most slowCreate in settleGood probes in a row, settleInterval apart, and
+// returns the highest cost of those probes and how long it waited.
 func settleCreates(cfg *Config, dir string) (cost, waited time.Duration, err error) {
 	return settle(cfg, func() (time.Duration, error) { return createCost(dir) }, time.Sleep, settleLimit)
 }
 
-// settle probes until the cost is at most slowCreate or limit has passed
-// (sleeping settleInterval between probes).
+// settle probes, settleInterval apart, until settleGood probes in a row cost
+// at most slowCreate or limit has passed; it returns the highest cost of the
+// last settleGood probes.
 func settle(cfg *Config, probe func() (time.Duration, error), sleep func(time.Duration), limit time.Duration) (cost, waited time.Duration, err error) {
+	var recent []time.Duration
 	for {
-		if cost, err = probe(); err != nil {
+		c, err := probe()
+		if err != nil {
 			return 0, 0, err
 		}
-		if cost <= slowCreate || waited >= limit {
+		recent = append(recent, c)
+		if len(recent) > settleGood {
+			recent = recent[1:]
+		}
+		cost = slices.Max(recent)
+		if len(recent) == settleGood && cost <= slowCreate || waited >= limit {
 			return cost, waited, nil
 		}
-		cfg.logf("creating a file costs %s (ext4 skipping recently deleted inodes); waiting for it to settle before measuring record", cost.Round(time.Microsecond))
+		if c > slowCreate {
+			cfg.logf("creating a file costs %s (ext4 skipping recently deleted inodes); waiting for it to settle before measuring record", c.Round(time.Microsecond))
+		}
 		sleep(settleInterval)
 		waited += settleInterval
 	}

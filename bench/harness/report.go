@@ -197,7 +197,7 @@ func (r *Results) Markdown() string {
 		p("Through record at %d clients: p50 %s, p99 %s, %d errors, %d snapshot files written.", r.Config.Conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.FilesWritten)
 		if rec.CreateCost > 0 {
 			p("")
-			p("Creating a file in the scratch folder cost %s (median of %d) when record was measured; the harness waited %s for it to fall to %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds the rest\").", us(rec.CreateCost), probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
+			p("Creating a file in the scratch folder cost at most %s (%d probes in a row, %s apart, each the median of %d creates) before record was measured; the harness waited %s for creates to cost %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds the rest\").", us(rec.CreateCost), settleGood, settleInterval, probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
 		}
 		if rec.RecordExit != "" {
 			p("")

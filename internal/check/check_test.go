@@ -233,3 +233,11 @@ func TestMissingTemperatureFixNamesGoOpenAI(t *testing.T) {
 		t.Fatalf("no finding for the missing temperature: %v", fs)
 	}
 }
+
+// Every wire format's record definition compiles (record.New fails
+// otherwise).
+func TestWarmSchemasCoversEveryFormat(t *testing.T) {
+	if err := WarmSchemas(); err != nil {
+		t.Fatal(err)
+	}
+}

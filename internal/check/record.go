@@ -263,6 +263,17 @@ func (s *Snapshot) lean() *Snapshot {
 // record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
 // whose endpoint no format of its provider owns is checked against the
 // generic record definition and reported.
+// WarmSchemas compiles every schema CheckDocument validates against (the
+// envelope, the manifest, the record definition of each wire format and the
+// generic one) ahead of the first check.
+func WarmSchemas() error {
+	defs := []string{schema.GenericRecord}
+	for _, f := range registry.Formats() {
+		defs = append(defs, f.RecordSchema())
+	}
+	return schema.Warm(defs...)
+}
+
 func recordSchema(file, provider string, doc map[string]any) (string, pv.Format, finding.Findings) {
 	recs, _ := doc["snapshots"].([]any)
 	if len(recs) == 0 {

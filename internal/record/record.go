@@ -295,6 +295,12 @@ func New(cfg Config) (*Recorder, error) {
 		r.now = time.Now
 	}
 	r.started = r.now()
+	// Once per process (~15 ms), before a call can arrive: the first call
+	// would otherwise pay for the compilation of the schemas it is checked
+	// against.
+	if err := check.WarmSchemas(); err != nil {
+		return nil, fmt.Errorf("compile the embedded schemas: %w", err)
+	}
 	var prices map[string]check.Price
 	if cfg.Check.Config != nil {
 		prices = cfg.Check.Config.Prices

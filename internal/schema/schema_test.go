@@ -86,3 +86,23 @@ func TestManifestSchema(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+func TestWarmCompilesAheadOfUse(t *testing.T) {
+	if err := Warm("#/$defs/chatRecord", "#/$defs/messagesRecord"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"snapshot-file.schema.json#/$defs/file", "manifest.schema.json",
+		"snapshot-file.schema.json#/$defs/chatRecord", "snapshot-file.schema.json#/$defs/messagesRecord"} {
+		if _, ok := compiled.Load(ref); !ok {
+			t.Errorf("%s not compiled by Warm", ref)
+		}
+	}
+	err := Warm("#/$defs/noSuchRecord")
+	if err == nil || !strings.Contains(err.Error(), "noSuchRecord") {
+		t.Errorf("Warm of a missing definition: %v", err)
+	}
+	// A failed compilation leaves the shared compiler usable.
+	if !Has("#/$defs/responsesRecord") || Has("#/$defs/noSuchRecord") {
+		t.Error("Has after a failed compilation")
+	}
+}

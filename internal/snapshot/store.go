@@ -334,11 +334,22 @@ func (s *Store) write(rel string, data []byte, fl *Flusher) error {
 	return groupSyncDir(dir)
 }
 
-// createTemp creates a new hidden temp file in dir named after base.
+// createTemp creates a new hidden temp file in dir named after base. It
+// opens the file itself: os.OpenFile would try to add a regular file to the
+// network poller (four fcntl calls and a failing epoll_ctl per file, on
+// every snapshot written), os.NewFile does not.
 func createTemp(dir, base string) (*os.File, string, error) {
 	tmp := filepath.Join(dir, "."+base+".tmp-"+tempTag+strconv.FormatUint(tempSeq.Add(1), 36))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	return f, tmp, err
+	for {
+		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, tmp, &os.PathError{Op: "open", Path: tmp, Err: err}
+		}
+		return os.NewFile(uintptr(fd), tmp), tmp, nil
+	}
 }
 
 // SyncDir fsyncs a folder so that a rename into it survives a crash.
