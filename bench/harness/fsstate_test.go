@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +51,24 @@ func TestSettleWaitsForCheapCreates(t *testing.T) {
 	boom := errors.New("boom")
 	if _, _, err := settle(cfg, func() (time.Duration, error) { return 0, boom }, nil, time.Hour); !errors.Is(err, boom) {
 		t.Errorf("probe error: %v", err)
+	}
+}
+
+func TestProcStderrGoesToAFile(t *testing.T) {
+	p, err := Start(t.TempDir(), nil, "sh", "-c", "echo ready; echo oops >&2; echo more >&2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.WaitLine("ready", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Stderr(); got != "oops\nmore" {
+		t.Errorf("Stderr() = %q", got)
+	}
+	if _, ok := p.Cmd.Stderr.(*os.File); !ok {
+		t.Errorf("stderr is a %T, not a file: the harness would wake on every line", p.Cmd.Stderr)
 	}
 }

@@ -44,7 +44,7 @@ func CPUTime(pid int) (time.Duration, error) {
 type Proc struct {
 	Cmd    *exec.Cmd
 	lines  chan string
-	stderr bytes.Buffer
+	stderr *os.File // unlinked; the process writes to it directly
 	done   chan struct{}
 }
 
@@ -72,8 +72,16 @@ func Start(dir string, env []string, argv ...string) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = &limitedWriter{w: &p.stderr, n: 64 << 10}
+	// stderr goes to a file, not a pipe: a server that logs a line per
+	// request (record does) would otherwise wake the harness on every
+	// request, on the CPUs being measured.
+	if p.stderr, err = os.CreateTemp("", "tfbench-stderr-"); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(p.stderr.Name())
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
+		p.stderr.Close()
 		return nil, err
 	}
 	go func() {
@@ -112,8 +120,12 @@ func (p *Proc) WaitLine(prefix string, timeout time.Duration) (string, error) {
 // Lines is the channel of stdout lines.
 func (p *Proc) Lines() <-chan string { return p.lines }
 
-// Stderr is the start of what the process wrote to stderr.
-func (p *Proc) Stderr() string { return strings.TrimSpace(p.stderr.String()) }
+// Stderr is the start (64 KB) of what the process wrote to stderr.
+func (p *Proc) Stderr() string {
+	b := make([]byte, 64<<10)
+	n, _ := p.stderr.ReadAt(b, 0)
+	return strings.TrimSpace(string(b[:n]))
+}
 
 // Stop sends SIGINT, waits up to timeout (then kills) and returns the peak
 // RSS in bytes and the exit error.
