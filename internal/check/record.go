@@ -259,10 +259,6 @@ func (s *Snapshot) lean() *Snapshot {
 	return &c
 }
 
-// recordSchema returns the record definition of the format that owns the
-// record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
-// whose endpoint no format of its provider owns is checked against the
-// generic record definition and reported.
 // WarmSchemas compiles every schema CheckDocument validates against (the
 // envelope, the manifest, the record definition of each wire format and the
 // generic one) ahead of the first check.
@@ -274,6 +270,10 @@ func WarmSchemas() error {
 	return schema.Warm(defs...)
 }
 
+// recordSchema returns the record definition of the format that owns the
+// record's stored endpoint (schema per endpoint, DESIGN §12.2). A record
+// whose endpoint no format of its provider owns is checked against the
+// generic record definition and reported.
 func recordSchema(file, provider string, doc map[string]any) (string, pv.Format, finding.Findings) {
 	recs, _ := doc["snapshots"].([]any)
 	if len(recs) == 0 {

@@ -100,11 +100,11 @@ func schemaAt(ref string) (*jsonschema.Schema, error) {
 // values), so that no later validation pays for a compilation: record calls
 // it before its first call arrives.
 func Warm(recordDefs ...string) error {
-	refs := append([]string{"snapshot-file.schema.json#/$defs/file", "manifest.schema.json"}, recordDefs...)
-	for i, r := range refs {
-		if i >= 2 {
-			r = "snapshot-file.schema.json" + r
-		}
+	refs := []string{"snapshot-file.schema.json#/$defs/file", "manifest.schema.json"}
+	for _, d := range recordDefs {
+		refs = append(refs, "snapshot-file.schema.json"+d)
+	}
+	for _, r := range refs {
 		if _, err := schemaAt(r); err != nil {
 			return err
 		}
