@@ -87,11 +87,16 @@ func serveGCPercent(live uint64, old int) int {
 }
 
 // recordHeadroom is how far record lets the heap grow over the loaded set
-// between collections (at least 100%): each recorded call allocates ~100 KB
-// that is garbage once its snapshot is written, and with GOGC=100 over a
-// small set the collector ran every few dozen calls (15–25% of record's CPU
-// at 32 clients, BENCHMARKS.md issue 18).
-const recordHeadroom = 64 << 20
+// between collections (at least 100%). Each recorded call allocates ~35 KB
+// that is garbage once its snapshot is written (BenchmarkRecordCallBench's
+// memory profile); with GOGC=100 over a small set the collector ran every
+// few dozen calls (15–25% of record's CPU at 32 clients). 16 MiB keeps
+// collections a few hundred calls apart, and keeps the heap small enough to
+// be reused: with 64 MiB a run of a few thousand calls only ever touched
+// fresh pages (10 page faults per call, each zeroing a page) and cycled
+// through more memory than the CPU caches hold. BENCHMARKS.md "record"
+// has the A/B runs: the same calls/s at 32 clients, a lower added latency.
+const recordHeadroom = 16 << 20
 
 // recordGC sets record's GC percent from the live heap once the set is
 // loaded (recordGCPercent), unless the user set GOGC or GOMEMLIMIT, and

@@ -54,11 +54,16 @@ const DefaultManifestInterval = time.Second
 const tempPoolSize = 8
 
 // DefaultFlushWindow is how long a deferred flush (--sync=after-answer) waits for
-// more snapshots before it starts (snapshot.Flusher.SetWindow): a lone
-// client's calls then share flushes instead of paying one each, whose CPU
-// competes with the next call. It adds at most this much to what a power
-// loss can take (docs/record.md); a killed process loses nothing more.
-const DefaultFlushWindow = 5 * time.Millisecond
+// more snapshots before it starts (snapshot.Flusher.SetWindow): calls close
+// together then share one flush instead of paying one each. A flush (one
+// syncfs) costs ~300 µs of kernel CPU here, which competes with the calls
+// being answered; at 50 ms a lone fast client (a local model, a fake
+// upstream) pays at most 20 flushes a second instead of 200 at 5 ms
+// (BENCHMARKS.md "record"). It adds at most this much to what a power loss
+// can take (docs/record.md); a killed process loses nothing more, and the
+// manifest write and exit never wait for it (Flusher.Wait starts a flush
+// in its window at once).
+const DefaultFlushWindow = 50 * time.Millisecond
 
 // Config configures a Recorder. Every zero value works: the zero Config
 // records into ./.ai-snapshots against the public OpenAI and Anthropic APIs.
