@@ -31,7 +31,7 @@ func BenchmarkRecordCallSyncBeforeAnswer(b *testing.B) {
 // (the bench's throughput shape); ns/op is wall time per call with every
 // client busy.
 func BenchmarkRecordCallParallel(b *testing.B) {
-	defer record.WithoutBuiltCheck()()
+	defer record.WithoutFullCheck()()
 	fake, err := fakeupstream.Start(fakeupstream.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -85,7 +85,7 @@ func benchmarkRecordCall(b *testing.B, sync record.Sync) {
 // against a recording proxy (sync) in front of a fake upstream, reporting
 // CPU per call; the recording must finish without a problem.
 func benchRecordCalls(b *testing.B, sync record.Sync, call func(url string, i int)) {
-	defer record.WithoutBuiltCheck()()
+	defer record.WithoutFullCheck()()
 	fake, err := fakeupstream.Start(fakeupstream.Options{})
 	if err != nil {
 		b.Fatal(err)

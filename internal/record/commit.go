@@ -191,6 +191,12 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 	if err != nil {
 		return refuse("cannot build the snapshot file: "+err.Error(), nil, "report this to the traceforge maintainers")
 	}
+	// doc becomes exactly what verify will decode from the file (numbers as
+	// their written text), so it is checked as is instead of decoding the
+	// file back; a value the file could not hold is refused here.
+	if err := snapshot.AsDecoded(doc); err != nil {
+		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
+	}
 	bp := fileBufs.Get().(*[]byte)
 	data, err := snapshot.AppendFile((*bp)[:0], doc)
 	if err != nil {
@@ -199,20 +205,19 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 	if int64(len(data)) > maxSnapshot {
 		return refuse(fmt.Sprintf("the snapshot would be %d bytes, over the %d MiB limit", len(data), maxSnapshot>>20), nil, "lower max_tokens for the recorded calls")
 	}
-	// Decoded only to be checked, then let go; data is never modified.
-	v, err := snapshot.DecodeAliasing(data)
-	if err != nil {
-		return refuse("the snapshot would not read back: "+err.Error(), nil, "the request or answer holds a value JSON snapshots cannot store exactly (e.g. an integer beyond 2^53)")
-	}
 	opts := r.cfg.Check
 	if built != nil {
 		built.Doc = doc
 		opts.Built = built
 	}
-	_, findings := check.CheckDocument(rel, p, v, opts)
-	if builtDiffers != nil && opts.Built != nil {
-		if _, full := check.CheckDocument(rel, p, v, r.cfg.Check); !reflect.DeepEqual(full, findings) {
-			builtDiffers(rel, findings, full)
+	_, findings := check.CheckDocument(rel, p, doc, opts)
+	if checkedDiffers != nil {
+		// Tests: the file decoded back must be doc, and the full check of
+		// it must find what this one found.
+		v, err := snapshot.DecodeAliasing(data)
+		_, full := check.CheckDocument(rel, p, v, r.cfg.Check)
+		if err != nil || !reflect.DeepEqual(v, any(doc)) || !reflect.DeepEqual(full, findings) {
+			checkedDiffers(rel, findings, full, err)
 		}
 	}
 	if findings.Errors() > 0 {
@@ -292,11 +297,12 @@ var fileBufs = sync.Pool{New: func() any {
 
 const maxPooledFile = 256 << 10
 
-// builtDiffers, when set (the package's tests set it for every test), is
-// told of a file whose check with the record's own Built values (key,
-// lineage, record hash) found otherwise than the full check from the
-// decoded file.
-var builtDiffers func(rel string, withBuilt, full finding.Findings)
+// checkedDiffers, when set (the package's tests set it for every test), is
+// told of a file whose check as written (the document itself, with the
+// record's own Built values: key, lineage, record hash) found otherwise
+// than the full check of the file decoded back, or that does not decode
+// back to the document (err: the decoding error).
+var checkedDiffers func(rel string, asWritten, full finding.Findings, err error)
 
 func (r *Recorder) markRequested(id string) {
 	r.mu.Lock()

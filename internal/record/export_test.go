@@ -8,18 +8,19 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// CheckBuiltAgainstFull makes every file a recorder writes also get the
-// full check (key, lineage and record hash recomputed from the decoded
-// file) and collects each file where its findings differ from those of
-// the check that took the recorder's own values (check.Built). The
-// returned func reports the differences; TestMain fails the run on any.
-func CheckBuiltAgainstFull() (differences func() []string) {
+// CheckAgainstFull makes every file a recorder writes also be decoded back
+// and get the full check (key, lineage and record hash recomputed from the
+// decoded file), and collects each file that does not decode back to the
+// document the recorder checked, or whose full check finds otherwise than
+// the recorder's check of that document with its own values (check.Built).
+// The returned func reports the differences; TestMain fails the run on any.
+func CheckAgainstFull() (differences func() []string) {
 	var mu sync.Mutex
 	var out []string
-	builtDiffers = func(rel string, withBuilt, full finding.Findings) {
+	checkedDiffers = func(rel string, asWritten, full finding.Findings, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		out = append(out, fmt.Sprintf("%s: with the record's values %v, full check %v", rel, withBuilt, full))
+		out = append(out, fmt.Sprintf("%s: checked as written %v, full check of the file decoded back %v (decoding error %v, or a different document)", rel, asWritten, full, err))
 	}
 	return func() []string {
 		mu.Lock()
@@ -28,12 +29,12 @@ func CheckBuiltAgainstFull() (differences func() []string) {
 	}
 }
 
-// WithoutBuiltCheck turns CheckBuiltAgainstFull off until restore is
+// WithoutFullCheck turns CheckAgainstFull off until restore is
 // called: a benchmark measures one check per file, as record runs it.
-func WithoutBuiltCheck() (restore func()) {
-	old := builtDiffers
-	builtDiffers = nil
-	return func() { builtDiffers = old }
+func WithoutFullCheck() (restore func()) {
+	old := checkedDiffers
+	checkedDiffers = nil
+	return func() { checkedDiffers = old }
 }
 
 // SetMaxSnapshot lowers the snapshot size cap for one test (the proxy must

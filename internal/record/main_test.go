@@ -9,17 +9,18 @@ import (
 )
 
 // TestMain runs every test of the package with each written file checked
-// twice (record.CheckBuiltAgainstFull): the recorder's shortcut — taking
-// the key, lineage and record hash it computed instead of recomputing them
-// from the decoded file — must find exactly what the full check finds, on
-// every call every test records (every format, streams, chains, key
-// normalizers, refusals).
+// twice (record.CheckAgainstFull): the recorder's shortcuts — checking the
+// document it encoded (snapshot.AsDecoded) instead of the file decoded
+// back, and taking the key, lineage and record hash it computed instead of
+// recomputing them — must find exactly what the full check of the decoded
+// file finds, on every call every test records (every format, streams,
+// chains, key normalizers, refusals).
 func TestMain(m *testing.M) {
-	differences := record.CheckBuiltAgainstFull()
+	differences := record.CheckAgainstFull()
 	code := m.Run()
 	if d := differences(); len(d) > 0 {
 		for _, line := range d {
-			fmt.Fprintln(os.Stderr, "check with Built differs:", line)
+			fmt.Fprintln(os.Stderr, "record's check differs from the full check:", line)
 		}
 		code = 1
 	}

@@ -474,23 +474,33 @@ func (d *decoder) number() (any, error) {
 		}
 	}
 	text := d.text(start, d.pos)
-	if isInt {
-		if len(text) > 17 || absInt(text) > maxSafeInteger {
-			return nil, d.errAt(start, fmt.Sprintf("integer %s is beyond 2^53 and cannot be hashed exactly; store it as a string", text))
-		}
-	} else {
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
-			return nil, d.errAt(start, fmt.Sprintf("number %s is out of range", text))
-		}
-		// RFC 8785 writes numbers below 1e21 without an exponent, so 1E20
-		// would be stored as the integer 100000000000000000000, which this
-		// decoder refuses on the next read: refuse it now, like the integer.
-		if a := math.Abs(f); a > maxSafeInteger && a < 1e21 {
-			return nil, d.errAt(start, fmt.Sprintf("number %s is an integer beyond 2^53 and cannot be hashed exactly; store it as a string", text))
-		}
+	if reason := numberLimit(text, isInt); reason != "" {
+		return nil, d.errAt(start, reason)
 	}
 	return d.box(text, numberType), nil
+}
+
+// numberLimit is why Decode refuses the number literal text (isInt: no
+// fraction, no exponent), or "" when it reads it. AsDecoded applies it to
+// the text the encoder writes.
+func numberLimit(text string, isInt bool) string {
+	if isInt {
+		if len(text) > 17 || absInt(text) > maxSafeInteger {
+			return fmt.Sprintf("integer %s is beyond 2^53 and cannot be hashed exactly; store it as a string", text)
+		}
+		return ""
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f > 1.7976931348623157e308 || f < -1.7976931348623157e308 {
+		return fmt.Sprintf("number %s is out of range", text)
+	}
+	// RFC 8785 writes numbers below 1e21 without an exponent, so 1E20
+	// would be stored as the integer 100000000000000000000, which this
+	// decoder refuses on the next read: refuse it now, like the integer.
+	if a := math.Abs(f); a > maxSafeInteger && a < 1e21 {
+		return fmt.Sprintf("number %s is an integer beyond 2^53 and cannot be hashed exactly; store it as a string", text)
+	}
+	return ""
 }
 
 // eface is the layout of an interface value without methods (the

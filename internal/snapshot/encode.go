@@ -547,22 +547,12 @@ func writeValue(b *bytes.Buffer, v any, kind objectKind, depth int, _ bool) erro
 		}
 	case string:
 		writeString(b, x)
-	case json.Number:
-		s, err := numberText(x)
+	case json.Number, float64, int, int64:
+		s, _, err := encodedNumber(x)
 		if err != nil {
 			return err
 		}
 		b.WriteString(s)
-	case float64:
-		s, err := jcs.NumberToJSON(x)
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-	case int:
-		b.WriteString(strconv.Itoa(x))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
 	case []any:
 		if len(x) == 0 {
 			b.WriteString("[]")
@@ -604,6 +594,24 @@ func writeValue(b *bytes.Buffer, v any, kind objectKind, depth int, _ bool) erro
 		return fmt.Errorf("cannot encode %T", v)
 	}
 	return nil
+}
+
+// encodedNumber is the text writeValue writes for v when v is a number
+// (json.Number, float64, int or int64; ok false for any other type).
+func encodedNumber(v any) (text string, ok bool, err error) {
+	switch x := v.(type) {
+	case json.Number:
+		text, err = numberText(x)
+	case float64:
+		text, err = jcs.NumberToJSON(x)
+	case int:
+		text = strconv.Itoa(x)
+	case int64:
+		text = strconv.FormatInt(x, 10)
+	default:
+		return "", false, nil
+	}
+	return text, true, err
 }
 
 func numberText(n json.Number) (string, error) {

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 
 	"github.com/gowebpki/jcs"
@@ -21,6 +22,9 @@ func SameJSON(a, b any) bool {
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
 			return false
+		}
+		if reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() {
+			return true // the same map (record checks the document it built)
 		}
 		for k, xv := range x {
 			yv, ok := y[k]

@@ -27,6 +27,9 @@ func TestSameJSON(t *testing.T) {
 			t.Errorf("%s: not the same", tc.name)
 		}
 	}
+	if d := doc(); !SameJSON(d, d) {
+		t.Error("the same map: not the same")
+	}
 	differ := map[string]func(m map[string]any){
 		"missing member":  func(m map[string]any) { delete(m, "b") },
 		"extra member":    func(m map[string]any) { m["e"] = nil },
