@@ -90,13 +90,14 @@ func serveGCPercent(live uint64, old int) int {
 // between collections (at least 100%). Each recorded call allocates ~35 KB
 // that is garbage once its snapshot is written (BenchmarkRecordCallBench's
 // memory profile); with GOGC=100 over a small set the collector ran every
-// few dozen calls (15–25% of record's CPU at 32 clients). 16 MiB keeps
-// collections a few hundred calls apart, and keeps the heap small enough to
-// be reused: with 64 MiB a run of a few thousand calls only ever touched
-// fresh pages (10 page faults per call, each zeroing a page) and cycled
-// through more memory than the CPU caches hold. BENCHMARKS.md "record"
+// few dozen calls (15–25% of record's CPU at 32 clients). 8 MiB keeps
+// collections a couple of hundred calls apart, and keeps the heap small
+// enough to be reused: with 64 MiB a run of a few thousand calls only ever
+// touched fresh pages (10 page faults per call, each zeroing a page) and
+// cycled through more memory than the CPU caches hold; 16 MiB still took 8
+// faults per call over 1,200 calls, 8 MiB takes 5. BENCHMARKS.md "record"
 // has the A/B runs: the same calls/s at 32 clients, a lower added latency.
-const recordHeadroom = 16 << 20
+const recordHeadroom = 8 << 20
 
 // recordGC sets record's GC percent from the live heap once the set is
 // loaded (recordGCPercent), unless the user set GOGC or GOMEMLIMIT, and

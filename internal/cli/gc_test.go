@@ -123,7 +123,7 @@ func TestRecordGCSettings(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int
-	}{{8 << 20, 200}, {4 << 20, 400}, {16 << 20, 100}, {1 << 30, 100}, {0, 1677721600}} {
+	}{{4 << 20, 200}, {2 << 20, 400}, {8 << 20, 100}, {1 << 30, 100}, {0, 838860800}} {
 		if got := recordGCPercent(c.live); got != c.want {
 			t.Errorf("recordGCPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
