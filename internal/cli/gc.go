@@ -3,6 +3,8 @@ package cli
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // Garbage-collector settings of a static-only verify (BENCHMARKS.md): its
@@ -101,16 +103,57 @@ const recordHeadroom = 8 << 20
 
 // recordGC sets record's GC percent from the live heap once the set is
 // loaded (recordGCPercent), unless the user set GOGC or GOMEMLIMIT, and
-// returns a func restoring the previous percent.
+// sets it again every recordGCRetune from the live heap then: a percent
+// is relative, so one taken from the small heap at start would let the
+// heap of a long run, grown with its calls, reach many times its live
+// size between collections. It returns a func that stops the retuning and
+// restores the previous percent.
 func recordGC(getenv func(string) string) (restore func()) {
+	return recordGCEvery(getenv, recordGCRetune)
+}
+
+// recordGCRetune is how often record sets its GC percent again.
+const recordGCRetune = time.Second
+
+// setGCPercent is debug.SetGCPercent (tests watch the settings).
+var setGCPercent = debug.SetGCPercent
+
+func recordGCEvery(getenv func(string) string, every time.Duration) (restore func()) {
 	if userTunesGC(getenv) {
 		return func() {}
 	}
 	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	old := debug.SetGCPercent(recordGCPercent(ms.HeapAlloc))
-	return func() { debug.SetGCPercent(old) }
+	old := setGCPercent(recordGCPercent(liveHeap()))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				setGCPercent(recordGCPercent(liveHeap()))
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		setGCPercent(old)
+	}
+}
+
+// liveHeap is the heap the last collection found live (runtime/metrics;
+// no stop-the-world, unlike runtime.ReadMemStats).
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // recordGCPercent lets a heap of live bytes grow by recordHeadroom or by

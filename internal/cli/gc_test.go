@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A static-only verify lets the heap grow further between collections, under
@@ -134,5 +137,63 @@ func TestRecordGCSettings(t *testing.T) {
 		if p := debug.SetGCPercent(before); p != before {
 			t.Errorf("%s set: GC percent changed to %d", k, p)
 		}
+	}
+}
+
+// record sets its GC percent again as its live heap grows: a percent taken
+// from the small heap at start would let a long run's heap reach many
+// times its live size between collections.
+func TestRecordGCRetunesAsTheHeapGrows(t *testing.T) {
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	defer debug.SetGCPercent(before)
+	var mu sync.Mutex
+	var set []int
+	setGCPercent = func(p int) int {
+		mu.Lock()
+		set = append(set, p)
+		mu.Unlock()
+		return debug.SetGCPercent(p)
+	}
+	defer func() { setGCPercent = debug.SetGCPercent }()
+	settings := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int(nil), set...)
+	}
+
+	runtime.GC()
+	small := recordGCPercent(liveHeap())
+	if small <= 100 {
+		t.Skipf("the test binary's live heap (%d bytes) is already over the headroom", liveHeap())
+	}
+	restore := recordGCEvery(func(string) string { return "" }, 5*time.Millisecond)
+	grown := make([]byte, 8*recordHeadroom) // live: the percent must fall to 100
+	for i := range grown {
+		grown[i] = byte(i)
+	}
+	runtime.GC()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := settings()
+		if s[0] <= 100 {
+			t.Fatalf("first setting %d, want over 100 for a small heap", s[0])
+		}
+		if s[len(s)-1] == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GC percent never retuned to 100 with %d MiB live: settings %v", len(grown)>>20, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	runtime.KeepAlive(grown)
+	restore()
+	s := settings()
+	if s[len(s)-1] != before {
+		t.Errorf("last setting %d, want the previous %d restored", s[len(s)-1], before)
+	}
+	if p := debug.SetGCPercent(before); p != before {
+		t.Errorf("GC percent %d after restore, want %d", p, before)
 	}
 }
