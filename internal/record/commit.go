@@ -76,7 +76,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		// Same answer: the file stays as it is. Where the call was made is
 		// settled once the run is over (settleSources), so that calls from
 		// several places never rewrite it back and forth.
-		st.rec, st.source, st.kept = oldRec.Raw, oldRec.Source, true
+		st.recHash, st.source, st.kept = oldRec.Hash, oldRec.Source, true
 		st.setOK()
 		st.seeSource(src, c.describe())
 		r.count(func(c *counts) { c.unchanged++ })
@@ -99,7 +99,9 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	if !r.write(c.describe(), p, id, key, rec, &check.Built{Key: key, Applied: req.KeyNormalizers, Lineage: c.lin}) {
 		return
 	}
-	st.rec, st.source = rec, src
+	// The record is not kept: a long run would hold every request and
+	// answer in memory. A source rewrite reads it back (storedRecord).
+	st.recHash, st.source = recordHash(rec), src
 	st.seeSource(src, c.describe())
 	st.setOK()
 	if old != nil {
@@ -146,7 +148,7 @@ func (r *Recorder) settleSources() {
 		st := r.run[key]
 		r.mu.Unlock()
 		st.mu.Lock()
-		if st.isOK() && st.rec != nil && st.seen && !r.storage.keepsSource(st.minSource, st.source) {
+		if st.isOK() && st.recHash != "" && st.seen && !r.storage.keepsSource(st.minSource, st.source) {
 			if r.rewriteSource(st, key, st.minCall, st.minSource) && st.kept {
 				r.count(func(c *counts) { c.unchanged--; c.sourceUpdated++ })
 			}
@@ -158,9 +160,10 @@ func (r *Recorder) settleSources() {
 // rewriteSource stores st's record again with a new source; the timestamp and
 // response stay. It reports whether the file was written. st.mu is held.
 func (r *Recorder) rewriteSource(st *keyState, key, call string, src source.Source) bool {
-	rec := make(map[string]any, len(st.rec))
-	for k, v := range st.rec {
-		rec[k] = v
+	rec, err := r.storedRecord(st)
+	if err != nil {
+		r.logf("source of %s not updated to %s: %v", path.Join(r.display, st.rel), src, err)
+		return false
 	}
 	rec["source"] = map[string]any{"file": src.File, "line": int64(src.Line), "function": src.Function}
 	if err := snapshot.Rehash(rec); err != nil {
@@ -170,9 +173,41 @@ func (r *Recorder) rewriteSource(st *keyState, key, call string, src source.Sour
 	if !r.write(call, st.provider, id, key, rec, nil) {
 		return false
 	}
-	st.rec, st.source = rec, src
+	st.recHash, st.source = recordHash(rec), src
 	r.logf("source of %s is now %s", path.Join(r.display, st.rel), src)
 	return true
+}
+
+// storedRecord reads back the record this run stored for st (written or
+// kept), refusing a file that no longer holds it. st.mu is held.
+func (r *Recorder) storedRecord(st *keyState) (map[string]any, error) {
+	data, err := r.store.ReadRel(st.rel, snapshot.MaxSnapshotFileSize)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := snapshot.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := doc.(map[string]any)
+	recs, _ := m["snapshots"].([]any)
+	if len(recs) != 1 {
+		return nil, errors.New("the file no longer holds one record")
+	}
+	rec, _ := recs[0].(map[string]any)
+	if rec == nil {
+		return nil, errors.New("the file no longer holds one record")
+	}
+	if h, err := snapshot.RecordHash(rec); err != nil || h != st.recHash || recordHash(rec) != h {
+		return nil, errors.New("the file changed since this run stored it")
+	}
+	return rec, nil
+}
+
+// recordHash is a record's stored hash field.
+func recordHash(rec map[string]any) string {
+	h, _ := rec["hash"].(string)
+	return h
 }
 
 // write checks a record exactly as verify would see its file, then writes

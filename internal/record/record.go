@@ -254,7 +254,7 @@ type keyState struct {
 	fields   snapshot.Fields // the first complete answer
 	okFlag   atomic.Bool     // the key has a good snapshot (written, kept or served)
 	source   source.Source   // the source of the stored record
-	rec      map[string]any  // the stored record (for source-only rewrites)
+	recHash  string          // the stored record's hash ("" = no file of this run's: served, or none)
 	kept     bool            // the stored file is the one found at start
 	// The smallest source this run's calls with the stored answer came
 	// from, and the call that sent it; settleSources stores it at the end.

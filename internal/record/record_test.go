@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -625,6 +626,49 @@ func TestZeroChurnRerecord(t *testing.T) {
 		t.Fatal("no manifest")
 	}
 	verifySet(t, dir)
+}
+
+// record does not hold the records it wrote: a source rewrite at the end
+// reads the file back, and one changed on disk since is left alone and
+// logged, not overwritten.
+func TestSourceRewriteReadsTheFileBack(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	src := func(line int) map[string]string {
+		return map[string]string{"X-Traceforge-Source": "app/a.go:" + strconv.Itoa(line) + ":Ask"}
+	}
+	for _, edit := range []bool{false, true} {
+		os.RemoveAll(dir)
+		p := newProxy(t, dir, fake, nil)
+		r := p.do("/v1/chat/completions", openaiChat("Read me back"), src(20))
+		rel := "openai/" + r.header.Get(provider.HeaderSnapshotID) + ".json"
+		p.do("/v1/chat/completions", openaiChat("Read me back"), src(5))
+		file := filepath.Join(dir, filepath.FromSlash(rel))
+		var edited []byte
+		if edit {
+			edited = bytes.Replace(mustRead(t, file), []byte(`"Read me back"`), []byte(`"Edited by hand"`), 1)
+			if err := os.WriteFile(file, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := p.finish()
+		got := mustRead(t, file)
+		if !edit {
+			if s.Failed() || s.Recorded != 1 {
+				t.Fatalf("want one snapshot recorded:\n%s", summaryText(s))
+			}
+			if src := readRecord(t, got)["source"].(map[string]any); src["line"] != json.Number("5") {
+				t.Fatalf("source = %v, want the smallest of the run (line 5)", src)
+			}
+			continue
+		}
+		if !bytes.Equal(got, edited) {
+			t.Fatalf("a file changed on disk during the run was overwritten by the source rewrite")
+		}
+		if log := p.log.String(); !strings.Contains(log, "source of .ai-snapshots/"+rel+" not updated to app/a.go:5:Ask: the file changed since this run stored it") {
+			t.Fatalf("log does not say why the source was not updated:\n%s", log)
+		}
+	}
 }
 
 // A changed answer rewrites the snapshot; a new source only rewrites the
