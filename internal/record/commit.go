@@ -185,18 +185,9 @@ func (r *Recorder) storedRecord(st *keyState) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := snapshot.Decode(data)
+	rec, err := snapshot.FileRecord(data)
 	if err != nil {
 		return nil, err
-	}
-	m, _ := doc.(map[string]any)
-	recs, _ := m["snapshots"].([]any)
-	if len(recs) != 1 {
-		return nil, errors.New("the file no longer holds one record")
-	}
-	rec, _ := recs[0].(map[string]any)
-	if rec == nil {
-		return nil, errors.New("the file no longer holds one record")
 	}
 	if h, err := snapshot.RecordHash(rec); err != nil || h != st.recHash || recordHash(rec) != h {
 		return nil, errors.New("the file changed since this run stored it")

@@ -387,16 +387,10 @@ func FullRecord(s *check.Snapshot) (*snapshot.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Rel, err)
 	}
-	doc, err := snapshot.Decode(data)
+	rv, err := snapshot.FileRecord(data)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Rel, err)
 	}
-	m, _ := doc.(map[string]any)
-	recs, _ := m["snapshots"].([]any)
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("snapshot %s: has no record any more", s.Rel)
-	}
-	rv, _ := recs[0].(map[string]any)
 	rec := snapshot.RecordFromValue(s.Provider, rv)
 	if rec.ID != s.Record.ID || rec.Hash != s.Record.Hash {
 		return nil, fmt.Errorf("snapshot %s: changed on disk since it was checked", s.Rel)

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/source"
@@ -242,6 +243,26 @@ func FileDocumentAt(version string, rec map[string]any) (map[string]any, error) 
 		return nil, err
 	}
 	return map[string]any{"version": version, "snapshots": []any{rec}, "hash": fh}, nil
+}
+
+// FileRecord decodes a snapshot file's bytes (data) and returns its one
+// record: the inverse of FileDocument, for a file already checked (the
+// file's own hash is not verified here).
+func FileRecord(data []byte) (map[string]any, error) {
+	doc, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := doc.(map[string]any)
+	recs, _ := m["snapshots"].([]any)
+	if len(recs) != 1 {
+		return nil, errors.New("the file holds no single record")
+	}
+	rec, ok := recs[0].(map[string]any)
+	if !ok {
+		return nil, errors.New("the file holds no single record")
+	}
+	return rec, nil
 }
 
 // FormatTimestamp renders t as RFC 3339 UTC truncated to the second.
