@@ -38,7 +38,7 @@ func (e *pathError) Error() string {
 	var b strings.Builder
 	for i := len(e.ptr) - 1; i >= 0; i-- {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(e.ptr[i]))
+		b.WriteString(EscapePointer(e.ptr[i]))
 	}
 	if b.Len() == 0 {
 		return e.reason
