@@ -1,198 +1,35 @@
 package check
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/traceforge/traceforge/internal/snapshot"
+	"github.com/traceforge/traceforge/internal/secret"
 )
 
-// secretRule is one key pattern. The OpenAI, Anthropic and Google rules are
-// gitleaks' (openai-api-key, anthropic-api-key, anthropic-admin-api-key,
-// gcp-api-key: the Gemini API's keys); the bearer rule catches tokens
-// pasted with their scheme.
-type secretRule struct {
-	Name string
-	Re   *regexp.Regexp
-}
-
-var secretRules = []secretRule{
-	{"openai-api-key", regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`)},
-	{"anthropic-api-key", regexp.MustCompile(`\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA`)},
-	{"anthropic-admin-api-key", regexp.MustCompile(`\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA`)},
-	{"gcp-api-key", regexp.MustCompile(`\bAIza[\w-]{35}`)},
-	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`)},
-}
+// The key rules live in internal/secret (render's redacting writer uses
+// them too); check scans documents and quotes values with them.
 
 // SecretPatterns lists the rule names and expressions (for docs and tests).
-func SecretPatterns() map[string]string {
-	m := map[string]string{}
-	for _, r := range secretRules {
-		m[r.Name] = r.Re.String()
-	}
-	return m
-}
+func SecretPatterns() map[string]string { return secret.Patterns() }
 
 // SecretMatch is one key-shaped string found in a value.
-type SecretMatch struct {
-	Pointer string
-	Rule    string
-	SHA256  string // of the matched text, for an allow entry
-}
-
-// quick rejects strings that cannot match any rule.
-func quick(s string) bool {
-	return strings.Contains(s, "sk-") || strings.Contains(s, "AIza") || containsFoldBearer(s)
-}
-
-// containsFoldBearer reports whether s contains "bearer" in any ASCII case,
-// without allocating (every string of every snapshot passes here). It
-// jumps from one 'b' or 'B' to the next with strings.IndexByte.
-func containsFoldBearer(s string) bool {
-	const word = "bearer"
-	nextLo, nextUp := -1, -1 // next 'b' and 'B' at or after i (-1: not searched)
-	for i := 0; i+len(word) <= len(s); {
-		if nextLo < i {
-			nextLo = indexByteFrom(s, i, 'b')
-		}
-		if nextUp < i {
-			nextUp = indexByteFrom(s, i, 'B')
-		}
-		i = min(nextLo, nextUp)
-		if i+len(word) > len(s) {
-			return false
-		}
-		j := 1
-		for ; j < len(word) && s[i+j]|0x20 == word[j]; j++ {
-		}
-		if j == len(word) {
-			return true
-		}
-		i++
-	}
-	return false
-}
-
-// indexByteFrom is the index of the first c in s at or after i, len(s) if
-// there is none.
-func indexByteFrom(s string, i int, c byte) int {
-	if k := strings.IndexByte(s[i:], c); k >= 0 {
-		return i + k
-	}
-	return len(s)
-}
-
-// anyQuick reports whether any string or object key of v passes quick:
-// most documents hold none, and then the walk that builds a JSON pointer
-// for every value (and sorts every object's keys) is not needed.
-func anyQuick(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return quick(x)
-	case []any:
-		for _, e := range x {
-			if anyQuick(e) {
-				return true
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if quick(k) || anyQuick(e) {
-				return true
-			}
-		}
-	}
-	return false
-}
+type SecretMatch = secret.Match
 
 // ScanSecrets walks every string (and object key) of v.
-func ScanSecrets(v any, base string) []SecretMatch {
-	if !anyQuick(v) {
-		return nil
-	}
-	var out []SecretMatch
-	var walk func(v any, ptr string)
-	scan := func(s, ptr string) {
-		if !quick(s) {
-			return
-		}
-		for _, r := range secretRules {
-			for _, m := range r.Re.FindAllString(s, -1) {
-				sum := sha256.Sum256([]byte(m))
-				out = append(out, SecretMatch{Pointer: ptr, Rule: r.Name, SHA256: hex.EncodeToString(sum[:])})
-			}
-		}
-	}
-	walk = func(v any, ptr string) {
-		switch x := v.(type) {
-		case string:
-			scan(x, ptr)
-		case []any:
-			for i, e := range x {
-				walk(e, ptr+"/"+itoa(i))
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				p := ptr + "/" + snapshot.EscapePointer(k)
-				scan(k, p)
-				walk(x[k], p)
-			}
-		}
-	}
-	walk(v, base)
-	return out
-}
+func ScanSecrets(v any, base string) []SecretMatch { return secret.Scan(v, base) }
 
 // Redact replaces every key-shaped substring of s with [REDACTED:<rule>].
-// Reports and logs are redacted by internal/render's writer (RedactView);
-// check uses Redact for the values it quotes in its own messages.
-func Redact(s string) string { return RedactView(s, nil) }
+// Reports and logs are redacted by internal/render's writer
+// (secret.RedactView); check uses Redact for the values it quotes in its
+// own messages.
+func Redact(s string) string { return secret.Redact(s) }
 
-// RedactView is Redact matching on a view of s: view returns the text to
-// match (e.g. s with a format's escapes decoded, so a key after a JSON "\n"
-// still starts at a word boundary) and, for each byte of it plus one past
-// the end, the offset in s it comes from. A nil view matches s itself.
-// Rules apply one after another, as in Redact.
+// RedactView is secret.RedactView: Redact matching on a view of s.
 func RedactView(s string, view func(string) (string, []int)) string {
-	// A view only decodes escapes; none of them spells "sk-", "AIza" or
-	// "bearer" except \uXXXX, so text without those needs no matching at all.
-	if !quick(s) && (view == nil || !strings.Contains(s, `\u`)) {
-		return s
-	}
-	for _, r := range secretRules {
-		if view == nil {
-			s = r.Re.ReplaceAllString(s, "[REDACTED:"+r.Name+"]")
-			continue
-		}
-		v, at := view(s)
-		if !quick(v) {
-			return s
-		}
-		locs := r.Re.FindAllStringIndex(v, -1)
-		if len(locs) == 0 {
-			continue
-		}
-		var b strings.Builder
-		last := 0
-		for _, l := range locs {
-			b.WriteString(s[last:at[l[0]]])
-			b.WriteString("[REDACTED:" + r.Name + "]")
-			last = at[l[1]]
-		}
-		b.WriteString(s[last:])
-		s = b.String()
-	}
-	return s
+	return secret.RedactView(s, view)
 }
 
 // credentialHeaders carry a call's credentials. Their values (and every
@@ -241,18 +78,4 @@ func RedactValues(s string, values []string) string {
 		}
 	}
 	return Redact(s)
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }

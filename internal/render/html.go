@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/change"
-	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/htmlreport"
+	"github.com/traceforge/traceforge/internal/secret"
 )
 
 // Verdicts of the verify HTML page's rows (its filters).
@@ -34,7 +34,7 @@ func (r *VerifyReport) writeHTML(w io.Writer) error { return htmlreport.Write(w,
 // page builds the HTML page of the report (r's findings already named
 // under the snapshot folder, as Write passes them).
 func (r *VerifyReport) page() *htmlreport.Page {
-	red := check.Redact
+	red := secret.Redact
 	sub := []string{r.Dir, r.Mode}
 	if r.Command != "" {
 		sub = append(sub, "command: "+r.Command)
@@ -112,7 +112,7 @@ func (r *VerifyReport) snapshotRows() []htmlreport.Row {
 	replay := r.Mode == "replay" || r.Mode == "serve"
 	rows := make([]htmlreport.Row, 0, len(files))
 	for _, file := range files {
-		row := htmlreport.Row{ID: "s-" + rowID(file), Title: check.Redact(file), Verdict: VerdictOK, Tone: htmlreport.Pass}
+		row := htmlreport.Row{ID: "s-" + rowID(file), Title: secret.Redact(file), Verdict: VerdictOK, Tone: htmlreport.Pass}
 		worse := func(v string, t htmlreport.Tone) {
 			if order(v) < order(row.Verdict) {
 				row.Verdict, row.Tone = v, t
@@ -173,13 +173,13 @@ func findingFact(f finding.Finding) htmlreport.Fact {
 	if f.Severity == finding.Note {
 		label = "note: " + label
 	}
-	return htmlreport.Fact{Label: label, Value: check.Redact(findingText(f, " — fix: "))}
+	return htmlreport.Fact{Label: label, Value: secret.Redact(findingText(f, " — fix: "))}
 }
 
 // addLive adds a live result to its snapshot's row: verdict, classes,
 // runs, errors, notes, and the recorded-vs-live diffs of the shown run.
 func addLive(row *htmlreport.Row, l LiveResult, worse func(string, htmlreport.Tone)) {
-	red := check.Redact
+	red := secret.Redact
 	failing := map[change.Class]bool{}
 	for _, c := range l.FailingClasses {
 		failing[c] = true
@@ -241,7 +241,7 @@ func toolCallLines(cs []change.ToolCall) string {
 // missRow is an unmatched replay request with the diff against its
 // closest snapshot.
 func missRow(i int, m Miss) htmlreport.Row {
-	red := check.Redact
+	red := secret.Redact
 	row := htmlreport.Row{ID: fmt.Sprintf("m-%d", i+1), Title: red(m.title()), Verdict: VerdictUnmatched, Tone: htmlreport.Fail, Open: true,
 		Tags: []htmlreport.Tag{{Text: "drift", Tone: htmlreport.Fail}}}
 	fact := func(label, value string) {

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/secret"
 )
 
 // Redactor is the one place output is redacted: every report and log line
-// is written through it, and every key-shaped string (check's secret
+// is written through it, and every key-shaped string (internal/secret's
 // rules) reaches the underlying writer as [REDACTED:<rule>]. Matching runs
 // on the text with the formats' escapes decoded (JSON \n and \uXXXX, GitHub
 // %0A, XML &#xA;), so escaping never hides a key from a rule.
@@ -61,7 +61,7 @@ func (r *Redactor) Flush() error {
 	return err
 }
 
-func redact(s string) string { return check.RedactView(s, decoded) }
+func redact(s string) string { return secret.RedactView(s, decoded) }
 
 // xmlEntities are the escapes encoding/xml and html/template write
 // (html/template also escapes + as &#43;).
