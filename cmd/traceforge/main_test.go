@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -24,6 +26,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"traceforge": func() { os.Exit(cli.Main(os.Args[1:], cli.System())) },
 		"tfclient":   tfclient,
+		"tfreq":      tfreq,
 	})
 }
 
@@ -33,12 +36,15 @@ func TestMain(m *testing.M) {
 //	exits N PROG ARGS...   run PROG and require exit code N (stdout/stderr kept for later checks)
 //	mkset DIR N            write a valid snapshot set of N calls into DIR
 //	fixture NAME DIR       copy ../../testdata/NAME/.ai-snapshots to DIR
+//	sink                   start a loopback server that counts every connection; $SINK_URL is its URL
+//	sink-conns N           require that the sink has accepted exactly N connections
 //	fake-upstream [PREFIX] start the deterministic fake upstream; $FAKE_URL is its URL
 //	                       (PREFIX is put before every answer: a changed answer)
 //
 // and the program tfclient (see tfclient below) as the application under test.
 func TestScripts(t *testing.T) {
 	root, _ := filepath.Abs("../../testdata")
+	var sinks sync.Map // *testscript.TestScript → *snapshottest.Sink (scripts run in parallel)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -86,6 +92,22 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Setenv("FAKE_URL", srv.URL)
 				ts.Defer(srv.Close)
+			},
+			"sink": func(ts *testscript.TestScript, neg bool, args []string) {
+				s := snapshottest.StartSink()
+				ts.Setenv("SINK_URL", s.URL)
+				ts.Defer(s.Close)
+				sinks.Store(ts, s)
+			},
+			"sink-conns": func(ts *testscript.TestScript, neg bool, args []string) {
+				v, ok := sinks.Load(ts)
+				if len(args) != 1 || !ok {
+					ts.Fatalf("usage: sink-conns N (after sink)")
+				}
+				want, _ := strconv.Atoi(args[0])
+				if got := v.(*snapshottest.Sink).Conns(); (got == want) == neg {
+					ts.Fatalf("the sink got %d connection(s), want %d", got, want)
+				}
 			},
 			"fixture": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
@@ -164,4 +186,32 @@ func tfclient() {
 		n, _ := strconv.Atoi(code)
 		os.Exit(n)
 	}
+}
+
+// tfreq sends one request, METHOD PATH [NAME=VALUE header...], to
+// $TRACEFORGE_URL with a JSON body and prints "STATUS BODY".
+func tfreq() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: tfreq METHOD PATH [NAME=VALUE...]")
+		os.Exit(2)
+	}
+	req, err := http.NewRequest(os.Args[1], os.Getenv("TRACEFORGE_URL")+os.Args[2], strings.NewReader(`{"messages":[{"role":"user","content":[{"text":"hi"}]}]}`))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tfreq:", err)
+		os.Exit(1)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Traceforge-Source", "tfreq.go:1:main")
+	for _, h := range os.Args[3:] {
+		k, v, _ := strings.Cut(h, "=")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tfreq:", err)
+		os.Exit(1)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	fmt.Printf("%d %s\n", resp.StatusCode, bytes.TrimSpace(data))
 }

@@ -95,15 +95,22 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 
 	format, _, llm := registry.Route(req.Method, req.URL.Path)
+	if llm {
+		c.route = format.Provider()
+	} else {
+		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
+	}
+	if cred, to, ok := r.foreignCredential(req, c.route); ok {
+		r.refuseForeign(w, req, c, cred, to)
+		return
+	}
 	switch {
 	case !llm:
-		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
 		c.skip = true
 		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
 			Message: registry.UnknownPath(req.Method, req.URL.Path) + "; forwarded to the " + string(c.route) + " upstream, not snapshotted",
 			Fix:     "fix the client's base URL if the path is wrong; otherwise make this call outside the recorded run, or accept that record exits 1; see docs/record.md (\"What is recorded\")"})
 	default:
-		c.route = format.Provider()
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
 		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)

@@ -19,19 +19,22 @@ type Kind string
 // Problem kinds. Refused, collision and nondeterminism are "refused"; the
 // rest are "not snapshotted".
 const (
-	KindUnknownPath    Kind = "unknown-path"
-	KindBadRequest     Kind = "bad-request"
-	KindNoSource       Kind = "no-source"
-	KindUpstreamError  Kind = "upstream-error"
-	KindUnreachable    Kind = "upstream-unreachable"
-	KindBroken         Kind = "broken-answer"
-	KindClientClosed   Kind = "client-closed"
-	KindUsageRejected  Kind = "include-usage-rejected"
-	KindBadResponse    Kind = "bad-response"
-	KindRefused        Kind = "refused"
-	KindCollision      Kind = "id-collision"
-	KindNondeterminism Kind = "nondeterminism"
-	KindWriteFailed    Kind = "write-failed"
+	KindUnknownPath Kind = "unknown-path"
+	// KindForeignCredential: the call carried another provider's
+	// credential and was not sent anywhere.
+	KindForeignCredential Kind = "foreign-credential"
+	KindBadRequest        Kind = "bad-request"
+	KindNoSource          Kind = "no-source"
+	KindUpstreamError     Kind = "upstream-error"
+	KindUnreachable       Kind = "upstream-unreachable"
+	KindBroken            Kind = "broken-answer"
+	KindClientClosed      Kind = "client-closed"
+	KindUsageRejected     Kind = "include-usage-rejected"
+	KindBadResponse       Kind = "bad-response"
+	KindRefused           Kind = "refused"
+	KindCollision         Kind = "id-collision"
+	KindNondeterminism    Kind = "nondeterminism"
+	KindWriteFailed       Kind = "write-failed"
 )
 
 // outcome heads a problem of kind k in the summary: refused (the call
@@ -39,7 +42,7 @@ const (
 // nondeterminism, or not snapshotted.
 func outcome(k Kind) string {
 	switch k {
-	case KindRefused, KindCollision:
+	case KindRefused, KindCollision, KindForeignCredential:
 		return render.OutcomeRefused
 	case KindNondeterminism:
 		return render.OutcomeNondeterminism

@@ -280,6 +280,15 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	default:
 		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
 	}
+	// A credential never reaches another provider's upstream (SECURITY.md):
+	// the upstream's family is its host's when known, else p's.
+	to := provider.FamilyOf(p)
+	if f, ok := provider.FamilyOfHost(target.Hostname()); ok {
+		to = f
+	}
+	if cred, ok := provider.ForeignCredential(req.Header, nil, to); ok {
+		return liveRun{err: "refused: the request would carry " + cred.Kind + " to the " + string(p) + " upstream, a credential of another provider; nothing was sent (check the key variables given to verify --live)"}
+	}
 	start := liveNow()
 	resp, err := client.Do(req)
 	if err != nil {

@@ -50,3 +50,43 @@ func TestLiveErrorNeverEchoesKey(t *testing.T) {
 		}
 	}
 }
+
+// verify --live sends a provider's upstream only that provider's own
+// credentials: an OPENAI_API_KEY holding another cloud's credential (a
+// Google OAuth token, a Bedrock API key) is refused, naming the kind and
+// never the value, and the upstream — a sink counting connections — sees
+// only the Anthropic call, which carries Anthropic's own key.
+func TestLiveNeverSendsForeignCredential(t *testing.T) {
+	for key, kind := range map[string]string{
+		"ya29.SYNTHGOOGLETOKEN": "Google OAuth access token",
+		"ABSKSYNTHBEDROCKKEY":   "Amazon Bedrock API key",
+	} {
+		t.Run(kind, func(t *testing.T) {
+			sink := snapshottest.StartSink()
+			defer sink.Close()
+			dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+			if _, err := snapshottest.WriteSet(dir, snapshottest.OpenAIChat("Echo"), snapshottest.AnthropicMessage("Echo")); err != nil {
+				t.Fatal(err)
+			}
+			_, set := loadSet(t, dir, nil)
+			res := Live(context.Background(), LiveOptions{
+				Snapshots: set.Snapshots, Display: ".ai-snapshots", Runs: 1, Concurrency: 1,
+				OpenAIUpstream: sink.URL + "/v1", AnthropicUpstream: sink.URL,
+				OpenAIKey: key, AnthropicKey: "sk-ant-own-key",
+			})
+			reqs := sink.Requests()
+			if len(reqs) != 1 || reqs[0].URL.Path != "/v1/messages" {
+				t.Fatalf("the sink got %d request(s), want only the Anthropic one", len(reqs))
+			}
+			for _, r := range reqs {
+				if strings.Contains(fmt.Sprint(r.Header), "SYNTH") {
+					t.Fatalf("the foreign credential reached the sink: %v", r.Header)
+				}
+			}
+			all := fmt.Sprintf("%+v", res)
+			if !strings.Contains(all, kind) || !strings.Contains(all, "nothing was sent") || strings.Contains(all, "SYNTH") {
+				t.Errorf("results do not refuse by kind only: %s", all)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package record
+
+import (
+	"net/http"
+
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
+)
+
+// foreignCredential reports a credential in req that belongs to another
+// family than the upstream req would be forwarded to (SECURITY.md,
+// "Credentials stay with their provider"). The upstream is the call's exact
+// target when Config.Target names one (the Go transport: the URL the client
+// itself asked for; only a host known to be another family's is checked),
+// else the configured upstream of route — whose family is its host's when
+// the user pointed it at a known cloud (an Azure resource as the OpenAI
+// upstream), else the provider's own.
+func (r *Recorder) foreignCredential(req *http.Request, route provider.Name) (provider.Credential, string, bool) {
+	var to provider.Family
+	var name string
+	if t := r.target(req); t != nil {
+		f, ok := provider.FamilyOfHost(t.Hostname())
+		if !ok {
+			return provider.Credential{}, "", false
+		}
+		to, name = f, t.Hostname()
+	} else {
+		u := r.Upstream(route)
+		to, name = provider.FamilyOf(route), string(route)
+		if f, ok := provider.FamilyOfHost(u.Hostname()); ok {
+			to = f
+		}
+	}
+	cred, ok := provider.ForeignCredential(req.Header, req.URL.Query(), to)
+	return cred, name, ok
+}
+
+// refuseForeign answers a call carrying another provider's credential: 404
+// in the error shape of the provider it would have gone to, naming the
+// credential's kind (never its value) and the routes traceforge serves;
+// nothing is dialled, and the run lists the call and exits 1.
+func (r *Recorder) refuseForeign(w http.ResponseWriter, req *http.Request, c *call, cred provider.Credential, to string) {
+	msg := req.Method + " " + req.URL.Path + " carries " + cred.Kind +
+		", a credential of another provider than the " + to + " upstream it would be forwarded to: refused, nothing was sent"
+	r.addProblem(&problem{Kind: KindForeignCredential, Call: c.describe(),
+		Message: msg,
+		Fix:     "traceforge forwards a call only to its own provider's upstream; it records " + registry.Served() + ". Make this call outside the recorded run, or point the client at a route traceforge serves; see SECURITY.md"})
+	provider.WriteStatusError(w, registry.ErrorFormat(req), http.StatusNotFound,
+		"traceforge record: "+msg+". It records "+registry.Served())
+}
