@@ -18,9 +18,9 @@ var FormatKinds = []gen.Kind{gen.Responses, gen.Gemini}
 func FormatMode(kind gen.Kind, mode string) string { return string(kind) + " " + mode }
 
 // runFormatReplay measures replay of FormatKinds at cfg.PeerN: per kind
-// the floor (-kind, streams on) and traceforge on the kind's set, both
-// modes, max(1, Rounds-1) rounds, the round with the median CPU/request
-// kept (like the chat rows at PeerN).
+// the floor (-kind, streams on) and traceforge with its memo and without
+// (ColdServer) on the kind's set, both modes, cfg.rounds() rounds, the round
+// with the median CPU/request kept (like the chat rows).
 func runFormatReplay(cfg *Config) ([]ReplayRow, error) {
 	var rows []ReplayRow
 	n := cfg.PeerN
@@ -33,60 +33,50 @@ func runFormatReplay(cfg *Config) ([]ReplayRow, error) {
 			return nil, fmt.Errorf("%s floor: %w", kind, err)
 		}
 		servers := []*server{fl}
-		stopAll := func() {
-			for _, s := range servers {
-				s.proc.Stop(10 * time.Second)
-			}
-		}
-		tf, err := startTraceforge(cfg, KindSetDir(cfg, kind, n))
-		if err != nil {
-			stopAll()
-			return nil, fmt.Errorf("%s traceforge: %w", kind, err)
-		}
-		servers = append(servers, tf)
-		runs := map[string][]ReplayRow{}
-		for r := 0; r < max(1, cfg.Rounds-1); r++ {
-			for _, m := range []string{"plain", "stream"} {
-				mode := FormatMode(kind, m)
+		for _, memo := range []bool{true, false} {
+			tf, err := startReplay(cfg, KindSetDir(cfg, kind, n), n, memo)
+			if err != nil {
 				for _, s := range servers {
-					lr, per, err := loadAgainst(cfg, s, "-kind", string(kind), "-n", strconv.Itoa(n), "-stream="+strconv.FormatBool(m == "stream"))
-					if err != nil {
-						stopAll()
-						return nil, fmt.Errorf("%s %s at %d: %w", s.name, mode, n, err)
-					}
-					runs[mode+"/"+s.name] = append(runs[mode+"/"+s.name], ReplayRow{N: n, Mode: mode, Server: s.name, LoadResult: lr, CPUPerReq: per})
-					cfg.logf("replay %d %s %s: %.0f req/s, p50 %s, p99 %s, CPU %s/req, %d errors", n, mode, s.name, lr.RPS, lr.P50, lr.P99, per, lr.Errors)
+					s.proc.Stop(10 * time.Second)
 				}
+				return nil, fmt.Errorf("%s traceforge: %w", kind, err)
 			}
+			servers = append(servers, tf)
 		}
-		for _, s := range servers {
-			rss := HWM(s.pid())
-			s.proc.Stop(10 * time.Second)
-			for _, m := range []string{"plain", "stream"} {
-				row := pickMedianRound(runs[FormatMode(kind, m)+"/"+s.name])
-				row.RSS = rss
-				rows = append(rows, row)
-			}
+		rs, err := measureReplay(cfg, n, servers, []string{"plain", "stream"}, func(m string) string { return FormatMode(kind, m) },
+			func(m string) []string {
+				return []string{"-kind", string(kind), "-n", strconv.Itoa(n), "-stream=" + strconv.FormatBool(m == "stream")}
+			})
+		if err != nil {
+			return nil, err
 		}
+		rows = append(rows, rs...)
 	}
 	return rows, nil
 }
 
-// formatTargets: replay of each FormatKinds call, plain and streamed, costs
-// at most ReplayCPUTarget times the floor's CPU per request (issue 18 item
-// 2; issue 12 item 6 had asked for 2× on streams).
+// formatTargets: cold replay (memo off) of each FormatKinds call, plain
+// and streamed, costs at most ReplayCPUTarget times the floor's CPU per
+// request (issue 18 item 2, issue 29; issue 12 item 6 had asked for 2× on
+// streams).
 func (r *Results) formatTargets() []Target {
 	var ts []Target
 	n := r.Config.PeerN
 	for _, kind := range FormatKinds {
 		for _, m := range []string{"plain", "stream"} {
 			mode := FormatMode(kind, m)
-			tf, fl := r.replay(n, mode, "traceforge"), r.replay(n, mode, "floor")
-			if tf == nil || fl == nil || fl.CPUPerReq <= 0 {
+			fl := r.replay(n, mode, "floor")
+			if fl == nil || fl.CPUPerReq <= 0 {
 				continue
 			}
-			y := float64(tf.CPUPerReq) / float64(fl.CPUPerReq)
-			ts = append(ts, Target{Name: fmt.Sprintf("%s replay CPU/request vs floor (%d)", label(kind, m), n), Want: "≤ 1.5×", Got: fmt.Sprintf("%.2f×", y), Met: y <= ReplayCPUTarget && tf.Errors == 0})
+			for _, server := range []string{ColdServer, "traceforge"} {
+				tf := r.replay(n, mode, server)
+				if tf == nil || !tf.Cold() {
+					continue
+				}
+				y := float64(tf.CPUPerReq) / float64(fl.CPUPerReq)
+				ts = append(ts, Target{Name: fmt.Sprintf("cold %s replay CPU/request vs floor (%d, %s)", label(kind, m), n, coldLabel(tf)), Want: "≤ 1.5×", Got: fmt.Sprintf("%.2f×", y), Met: y <= ReplayCPUTarget && tf.Errors == 0})
+			}
 		}
 	}
 	return ts

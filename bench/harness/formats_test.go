@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -52,22 +53,36 @@ func TestFormatsFloorMatchesReplay(t *testing.T) {
 // format rows alone renders without the static verify table.
 func TestFormatTargets(t *testing.T) {
 	row := func(kind gen.Kind, mode, server string, cpu time.Duration, errs int64) ReplayRow {
-		return ReplayRow{N: 1000, Mode: FormatMode(kind, mode), Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100, Errors: errs}}
+		return ReplayRow{N: 1000, Mode: FormatMode(kind, mode), Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100, Errors: errs}, MemoHits: math.NaN()}
 	}
+	warm := row(gen.Responses, "stream", "traceforge", 20*time.Microsecond, 0)
+	warm.MemoHits = 1
 	res := &Results{Config: Config{PeerN: 1000, Conns: 32, Command: "bin/tfbench run -only formats"}, Replay: []ReplayRow{
-		row(gen.Responses, "plain", "floor", 10*time.Microsecond, 0), row(gen.Responses, "plain", "traceforge", 30*time.Microsecond, 0),
-		row(gen.Responses, "stream", "floor", 100*time.Microsecond, 0), row(gen.Responses, "stream", "traceforge", 150*time.Microsecond, 0),
-		row(gen.Gemini, "stream", "floor", 100*time.Microsecond, 0), row(gen.Gemini, "stream", "traceforge", 120*time.Microsecond, 3),
+		row(gen.Responses, "plain", "floor", 10*time.Microsecond, 0), row(gen.Responses, "plain", ColdServer, 30*time.Microsecond, 0),
+		row(gen.Responses, "stream", "floor", 100*time.Microsecond, 0), row(gen.Responses, "stream", ColdServer, 150*time.Microsecond, 0), warm,
+		row(gen.Gemini, "stream", "floor", 100*time.Microsecond, 0), row(gen.Gemini, "stream", ColdServer, 120*time.Microsecond, 3),
 	}}
+	for i := range res.Replay {
+		if res.Replay[i].Server == ColdServer {
+			res.Replay[i].MemoHits = 0
+		}
+	}
 	md := res.Markdown()
 	for _, want := range []string{
-		"| Responses plain replay CPU/request vs floor (1000) | ≤ 1.5× | 3.00× | ❌ missed |",
-		"| Responses stream replay CPU/request vs floor (1000) | ≤ 1.5× | 1.50× | ✅ met |",
-		"| Gemini stream replay CPU/request vs floor (1000) | ≤ 1.5× | 1.20× | ❌ missed |",
-		"| 1000 | responses stream | traceforge | 100 |",
+		"| cold Responses plain replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 3.00× | ❌ missed |",
+		"| cold Responses stream replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 1.50× | ✅ met |",
+		"| cold Gemini stream replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 1.20× | ❌ missed |",
+		"| 1000 | responses stream | **traceforge, memo off** (cold) | 0.0% | 100 |",
+		"| 1000 | responses stream | traceforge | 100.0% | 100 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	// The memo answered the warm row's calls: it carries no target.
+	for _, tg := range res.Targets() {
+		if strings.Contains(tg.Name, "memo on") {
+			t.Errorf("the memo-served row got a target: %+v", tg)
 		}
 	}
 	if strings.Contains(md, "Static verify") || strings.Contains(md, "Gemini plain replay") {
@@ -129,23 +144,34 @@ func postCT(t *testing.T, url string, r gen.Request) ([]byte, string) {
 	return b, resp.Header.Get("Content-Type")
 }
 
-// TestColdReplayTarget: the memo-off server's plain row gets its own
-// CPU/request target against the same floor row.
+// TestColdReplayTarget: replay targets go to cold rows only — the memo-off
+// server's, and a memo-on server's whose memo answered none of its calls
+// (more distinct requests than it holds) — never to a row the memo served.
 func TestColdReplayTarget(t *testing.T) {
-	row := func(server string, cpu time.Duration) ReplayRow {
-		return ReplayRow{N: 1000, Mode: "plain", Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100}}
+	row := func(n int, server string, cpu time.Duration, hits float64) ReplayRow {
+		return ReplayRow{N: n, Mode: "plain", Server: server, CPUPerReq: cpu, LoadResult: LoadResult{RPS: 100}, MemoHits: hits}
 	}
 	res := &Results{Config: Config{PeerN: 1000, Conns: 32}, Replay: []ReplayRow{
-		row("floor", 10*time.Microsecond), row("traceforge", 12*time.Microsecond), row(ColdServer, 16*time.Microsecond),
+		row(1000, "floor", 10*time.Microsecond, math.NaN()), row(1000, "traceforge", 9*time.Microsecond, 0.998), row(1000, ColdServer, 16*time.Microsecond, 0),
+		row(100000, "floor", 10*time.Microsecond, math.NaN()), row(100000, "traceforge", 14*time.Microsecond, 0), row(100000, ColdServer, 13*time.Microsecond, 0),
 	}}
 	md := res.Markdown()
 	for _, want := range []string{
-		"| replay plain CPU/request vs floor (1000) | ≤ 1.5× | 1.20× | ✅ met |",
-		"| replay plain CPU/request vs floor, memo off (1000) | ≤ 1.5× | 1.60× | ❌ missed |",
-		"| 1000 | plain | traceforge, memo off | 100 |",
+		"| cold replay plain CPU/request vs floor (1000, memo off) | ≤ 1.5× | 1.60× | ❌ missed |",
+		"| cold replay plain CPU/request vs floor (100000, memo off) | ≤ 1.5× | 1.30× | ✅ met |",
+		"| cold replay plain CPU/request vs floor (100000, memo on, 0% hits) | ≤ 1.5× | 1.40× | ✅ met |",
+		"| 1000 | plain | **traceforge, memo off** (cold) | 0.0% | 100 |",
+		"| 1000 | plain | traceforge | 99.8% | 100 |",
+		"| 1000 | plain | floor | — | 100 |",
+		"| 100000 | plain | **traceforge** (cold) | 0.0% | 100 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, tg := range res.Targets() {
+		if strings.Contains(tg.Name, "(1000, memo on") || tg.Got == "0.90×" {
+			t.Errorf("the memo-served row at 1000 got a target: %+v", tg)
 		}
 	}
 }

@@ -60,7 +60,7 @@ func TestSmoke(t *testing.T) {
 		Static:  []StaticRow{{N: n, Verify: 2 * time.Second, Floor: time.Second}},
 		Replay: []ReplayRow{
 			{N: n, Mode: "plain", Server: "floor", LoadResult: LoadResult{RPS: 1000}, CPUPerReq: time.Microsecond},
-			{N: n, Mode: "plain", Server: "traceforge", LoadResult: LoadResult{RPS: 800}, CPUPerReq: 2 * time.Microsecond},
+			{N: n, Mode: "plain", Server: ColdServer, LoadResult: LoadResult{RPS: 800}, CPUPerReq: 2 * time.Microsecond},
 		},
 		Record: &RecordResult{DirectP50: time.Millisecond, ProxyP50: 1200 * time.Microsecond},
 		GoBench: ParseGoBench("pkg: github.com/traceforge/traceforge/internal/replay\nBenchmarkLookup-2   5124021   85.49 ns/op   0 B/op   0 allocs/op\n" +
@@ -71,7 +71,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("ParseGoBench = %+v", res.GoBench)
 	}
 	md := res.Markdown()
-	for _, want := range []string{"| static verify / floor at 20 | ≤ 2.0× | 2.00× | ✅ met |", "| replay plain req/s vs floor (20) | ≥ 0.7× | 0.80× | ✅ met |", "BenchmarkLookup-2",
+	for _, want := range []string{"| static verify / floor at 20 | ≤ 2.0× | 2.00× | ✅ met |", "| cold replay plain req/s vs floor (20, memo off) | ≥ 0.7× | 0.80× | ✅ met |", "BenchmarkLookup-2",
 		"| streamed replay, 16 MB answer vs 1 MB (linear = 16×) | ≤ 24× | 16.0× | ✅ met |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

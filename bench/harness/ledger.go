@@ -19,11 +19,7 @@ type LedgerRow struct {
 func runLedger(cfg *Config, n int) (LedgerRow, error) {
 	dir := SetDir(cfg, n)
 	row := LedgerRow{N: n}
-	rounds := cfg.Rounds
-	if n >= 100000 && rounds > 2 {
-		rounds = 2
-	}
-	for r := 0; r < max(rounds, 1); r++ {
+	for r := 0; r < cfg.rounds(); r++ {
 		for _, c := range []struct {
 			verb string
 			runs *[]time.Duration

@@ -57,6 +57,22 @@ type LoadResult struct {
 	P50      time.Duration `json:"p50_ns"`
 	P99      time.Duration `json:"p99_ns"`
 	FirstErr string        `json:"first_error,omitempty"`
+	// Answered counts every 2xx answer of the run, warm-up and the calls
+	// finishing after the window included: a recording proxy must have
+	// written exactly this many files.
+	Answered int64 `json:"answered"`
+	// Spans are, per connection, the calls it made (Source's seq): the
+	// memo hit rate of a replay row is computed from them (MemoHitRate).
+	Spans []Span `json:"spans,omitempty"`
+}
+
+// Span is what one connection of a load run sent: calls with seq in
+// [0, Sent), of which those in [First, First+Counted) were counted in
+// the window.
+type Span struct {
+	Sent    int `json:"sent"`
+	First   int `json:"first"`
+	Counted int `json:"counted"`
 }
 
 // conn is one keep-alive client connection.
@@ -120,10 +136,12 @@ func RunLoad(cfg LoadConfig) LoadResult {
 		measuring atomic.Bool
 		stop      atomic.Bool
 		errs      atomic.Int64
+		answered  atomic.Int64
 		firstErr  atomic.Value
 		wg        sync.WaitGroup
 	)
 	lat := make([][]time.Duration, cfg.Conns)
+	spans := make([]Span, cfg.Conns)
 	for w := 0; w < cfg.Conns; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -131,15 +149,24 @@ func RunLoad(cfg LoadConfig) LoadResult {
 			c := &conn{addr: cfg.Addr}
 			defer c.close()
 			local := make([]time.Duration, 0, 1<<14)
+			sp := Span{First: -1}
 			for seq := 0; !stop.Load(); seq++ {
 				raw := cfg.Source(w, seq)
 				status, _, total, err := c.do(raw)
-				if !measuring.Load() {
-					continue
-				}
+				sp.Sent = seq + 1
 				if err == nil && (status < 200 || status > 299) {
 					err = fmt.Errorf("HTTP %d", status)
 				}
+				if err == nil {
+					answered.Add(1)
+				}
+				if !measuring.Load() {
+					continue
+				}
+				if sp.First < 0 {
+					sp.First = seq
+				}
+				sp.Counted = seq + 1 - sp.First
 				if err != nil {
 					errs.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
@@ -147,7 +174,10 @@ func RunLoad(cfg LoadConfig) LoadResult {
 				}
 				local = append(local, total)
 			}
-			lat[w] = local
+			if sp.First < 0 {
+				sp.First = sp.Sent
+			}
+			lat[w], spans[w] = local, sp
 		}(w)
 	}
 	time.Sleep(cfg.Warmup)
@@ -171,7 +201,7 @@ func RunLoad(cfg LoadConfig) LoadResult {
 	for _, l := range lat {
 		all = append(all, l...)
 	}
-	res := LoadResult{Requests: int64(len(all)), Errors: errs.Load(), Window: window}
+	res := LoadResult{Requests: int64(len(all)), Errors: errs.Load(), Window: window, Answered: answered.Load(), Spans: spans}
 	if v, ok := firstErr.Load().(string); ok {
 		res.FirstErr = v
 	}
@@ -209,34 +239,35 @@ func Sequential(addr string, n int, next func(i int) []byte) (total, ttfb []time
 	return total, ttfb, nil
 }
 
-// MaxDistinctSetCalls caps how many different calls of a set a load
-// generator prepares: at most this many items spread evenly over [0, n).
-const MaxDistinctSetCalls = 20000
-
-// SetSource cycles through calls of items [0, n) (sampled evenly when n is
-// larger than MaxDistinctSetCalls); each connection starts at its own offset.
+// SetSource cycles through the calls of items [0, n); each connection
+// starts at its own offset (SourceItem).
 func SetSource(host string, n int, stream bool, conns int) Source {
 	return KindSource(host, gen.Chat, n, stream, conns)
 }
 
+// SourceItem is the item of the seq-th call of connection c when conns
+// connections cycle through n items, each starting at its own offset:
+// every item is sent once before any is sent again (n distinct requests,
+// however large n is: a replay memo smaller than n never sees a request
+// again before it has forgotten it).
+func SourceItem(c, seq, n, conns int) int {
+	return int((int64(c)*int64(n)/int64(max(conns, 1)) + int64(seq)) % int64(n))
+}
+
 // KindSource is SetSource over the calls of kind.
 func KindSource(host string, kind gen.Kind, n int, stream bool, conns int) Source {
-	k := min(n, MaxDistinctSetCalls)
-	raws := make([][]byte, k)
+	raws := make([][]byte, n)
 	var wg sync.WaitGroup
 	workers := 4
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for j := w; j < k; j += workers {
-				i := int(int64(j) * int64(n) / int64(k))
-				raws[j] = RawRequest(host, kind.HTTPRequest(i, stream), nil)
+			for i := w; i < n; i += workers {
+				raws[i] = RawRequest(host, kind.HTTPRequest(i, stream), nil)
 			}
 		}(w)
 	}
 	wg.Wait()
-	return func(c, seq int) []byte {
-		return raws[(c*k/max(conns, 1)+seq)%k]
-	}
+	return func(c, seq int) []byte { return raws[SourceItem(c, seq, n, conns)] }
 }

@@ -173,7 +173,11 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 		return nil, err
 	}
 	out.DirectP50, out.DirectP99, out.ProxyP50, out.ProxyP99 = lat.DirectP50, lat.DirectP99, lat.ProxyP50, lat.ProxyP99
-	cfg.logf("record latency: direct p50 %s p99 %s, through record p50 %s p99 %s", lat.DirectP50, lat.DirectP99, lat.ProxyP50, lat.ProxyP99)
+	// Every call through record is a distinct request, answered 200 (Latency
+	// fails otherwise) and renamed into place before its answer's last byte:
+	// one file each, already there.
+	out.LatencyCalls, out.LatencyFiles = n*rounds, countFiles(recDir)
+	cfg.logf("record latency: direct p50 %s p99 %s, through record p50 %s p99 %s; %d files for %d calls", lat.DirectP50, lat.DirectP99, lat.ProxyP50, lat.ProxyP99, out.LatencyFiles, out.LatencyCalls)
 
 	// Throughput: 32 clients, every call distinct, every call a new file.
 	before := countFiles(recDir)
@@ -187,7 +191,7 @@ func runRecord(cfg *Config) (*RecordResult, error) {
 		out.RecordExit = fmt.Sprintf("%v: %s", err, tail(rec.proc.Stderr()))
 	}
 	out.FilesWritten = countFiles(recDir) - before
-	cfg.logf("record throughput: %.0f calls/s (%d errors), %d files written", tr.RPS, tr.Errors, out.FilesWritten)
+	cfg.logf("record throughput: %.0f calls/s (%d errors), %d calls answered in the run, %d files written", tr.RPS, tr.Errors, tr.Answered, out.FilesWritten)
 	ur, ucpu, err := loadAgainst(cfg, &server{addr: hostOf(up.url), proc: up.proc}, "-distinct", strconv.Itoa(baseUpstream))
 	if err != nil {
 		return nil, err

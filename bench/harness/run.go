@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -38,7 +39,7 @@ type Config struct {
 	Conns    int           // keep-alive clients
 	Warmup   time.Duration // per load run, not counted
 	Duration time.Duration // per load run, measured
-	Rounds   int           // static verify runs per program (median), replay rounds at PeerN
+	Rounds   int           // runs per program and row, the median kept (made odd: Rounds)
 	Aimock   bool          // include aimock (needs node and bench/aimock/node_modules)
 	GoBench  bool          // run the Go benchmarks
 	Command  string        // how the run was started, for the report
@@ -52,6 +53,19 @@ type Config struct {
 
 // atEnd has f run once Run is over.
 func (c *Config) atEnd(f func()) { c.cleanups = append(c.cleanups, f) }
+
+// rounds is how many runs each static, ledger and replay row takes, the
+// median kept: cfg.Rounds made odd (at least 1), so the median is one
+// measured run, never the lower of two.
+func (c *Config) rounds() int { return OddRounds(c.Rounds) }
+
+// OddRounds is r if it is odd, else r+1 (1 for r ≤ 0).
+func OddRounds(r int) int {
+	if r <= 0 {
+		return 1
+	}
+	return r | 1
+}
 
 // Parts are the sections Run measures, in order, for Config.Only.
 var Parts = []string{"static", "ledger", "replay", "formats", "record", "gobench"}
@@ -94,11 +108,24 @@ func (r StaticRow) Ratio() float64 { return r.Verify.Seconds() / r.Floor.Seconds
 type ReplayRow struct {
 	N      int
 	Mode   string // plain, stream
-	Server string // floor, traceforge, aimock
+	Server string // floor, traceforge, ColdServer, aimock
 	LoadResult
 	CPUPerReq time.Duration
 	RSS       int64
+	Rounds    int // measured rounds; the row is the one with the median CPU/request
+	// MemoHits is the share of the counted calls replay's memo answered
+	// without parsing them (MemoHitRate); 0 with the memo off; NaN for a
+	// server without one (floor, aimock).
+	MemoHits float64
 }
+
+// IsReplay reports whether the row is traceforge replay's (memo on or off).
+func (r ReplayRow) IsReplay() bool { return r.Server == "traceforge" || r.Server == ColdServer }
+
+// Cold reports whether every counted call of the row was parsed and keyed:
+// a replay row the memo answered none of (memo off, or more distinct
+// requests than the memo holds). Only cold rows carry replay targets.
+func (r ReplayRow) Cold() bool { return r.IsReplay() && r.MemoHits == 0 }
 
 // RecordResult is the recording proxy's overhead.
 type RecordResult struct {
@@ -107,7 +134,8 @@ type RecordResult struct {
 	StrictDirectP50, StrictP50               time.Duration // one client, record --sync=before-answer
 	Throughput, UpstreamThroughput           LoadResult
 	CPUPerCall, UpstreamCPUPerCall           time.Duration // record's (incl. nothing of the upstream) and the upstream's, at 32 clients
-	FilesWritten                             int
+	FilesWritten                             int           // by the 32-client run, counted once record has stopped
+	LatencyFiles, LatencyCalls               int           // by the one-client latency run, and the calls it made through record
 	RecordExit                               string
 	CreateCost, CreateWait                   time.Duration // a file create before measuring (fsstate.go), and the wait for it to be cheap
 
@@ -220,16 +248,15 @@ func EnsureKindSet(cfg *Config, kind gen.Kind, n int) (int64, error) {
 	return sz, os.WriteFile(marker, []byte(strconv.FormatInt(sz, 10)), 0o644)
 }
 
+// median is the middle of d: one measured run, since the harness runs an
+// odd number of them (Config.rounds); of an even number, the upper middle.
 func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	if len(s) == 0 {
 		return 0
 	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return s[len(s)/2]
 }
 
 func runStatic(cfg *Config, n int) (StaticRow, error) {
@@ -242,11 +269,7 @@ func runStatic(cfg *Config, n int) (StaticRow, error) {
 	if _, _, out, err := Timed(cfg.Self, cfg.Root, floor...); err != nil {
 		return row, fmt.Errorf("floor: %v: %s", err, out)
 	}
-	rounds := cfg.Rounds
-	if n >= 100000 && rounds > 2 {
-		rounds = 2 // each run takes long; two alternating runs each
-	}
-	for r := 0; r < rounds; r++ {
+	for r := 0; r < cfg.rounds(); r++ {
 		wall, rss, out, err := Timed(cfg.Self, cfg.Root, verify...)
 		if err != nil {
 			return row, fmt.Errorf("traceforge verify: %v: %s", err, tail(out))
@@ -284,6 +307,19 @@ type server struct {
 	name string
 	addr string
 	proc *Proc
+	// replay: traceforge's replay, whose memo has generation memoGen
+	// (MemoOff: none); its rows show the memo's hit rate.
+	replay  bool
+	memoGen int
+}
+
+// memoHits is the share of lr's counted calls s's memo answered (NaN for
+// a server without a memo), for a load cycling through n items.
+func (s *server) memoHits(lr LoadResult, n int) float64 {
+	if !s.replay {
+		return math.NaN()
+	}
+	return MemoHitRate(lr.Spans, n, s.memoGen)
 }
 
 func (s *server) pid() int { return s.proc.Cmd.Process.Pid }
@@ -313,7 +349,24 @@ func startTraceforge(cfg *Config, dir string, extra ...string) (*server, error) 
 		p.Stop(time.Second)
 		return nil, err
 	}
-	return &server{name: "traceforge", addr: strings.TrimRight(u, "/"), proc: p}, nil
+	return &server{name: "traceforge", addr: strings.TrimRight(u, "/"), proc: p, replay: true}, nil
+}
+
+// startReplay starts traceforge replay of the set of n in dir, with its
+// memo (name "traceforge") or without (ColdServer).
+func startReplay(cfg *Config, dir string, n int, memo bool) (*server, error) {
+	if !memo {
+		s, err := startTraceforge(cfg, dir, "--replay-memo=false")
+		if err == nil {
+			s.name, s.memoGen = ColdServer, MemoOff
+		}
+		return s, err
+	}
+	s, err := startTraceforge(cfg, dir)
+	if err == nil {
+		s.memoGen = ServerMemoGeneration(n)
+	}
+	return s, err
 }
 
 // AimockCLI is the aimock server script inside bench/aimock.
@@ -426,6 +479,11 @@ loop:
 	return res, per, nil
 }
 
+// runReplay measures chat replay at every set size: the floor, traceforge
+// with its memo and without (ColdServer) in plain mode, and at PeerN also
+// streamed and aimock. The load sends every one of the n distinct requests
+// in turn, so at 100k the memo (two generations of ServerMemoGeneration)
+// has forgotten each request before it comes again.
 func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 	var rows []ReplayRow
 	var notes []string
@@ -447,22 +505,13 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			return nil, nil, err
 		}
 		servers = append(servers, fl)
-		tf, err := startTraceforge(cfg, SetDir(cfg, n))
-		if err != nil {
-			stopAll()
-			return nil, nil, err
-		}
-		servers = append(servers, tf)
-		if peer {
-			// The rows above repeat each request many times, so the memo
-			// answers most of them; this server parses every request.
-			cold, err := startTraceforge(cfg, SetDir(cfg, n), "--replay-memo=false")
+		for _, memo := range []bool{true, false} {
+			tf, err := startReplay(cfg, SetDir(cfg, n), n, memo)
 			if err != nil {
 				stopAll()
 				return nil, nil, err
 			}
-			cold.name = ColdServer
-			servers = append(servers, cold)
+			servers = append(servers, tf)
 		}
 		if peer && cfg.Aimock {
 			am, err := startAimock(cfg, n)
@@ -473,56 +522,70 @@ func runReplay(cfg *Config) ([]ReplayRow, []string, error) {
 			servers = append(servers, am)
 		}
 		modes := []string{"plain"}
-		rounds := 1
 		if peer {
 			modes = append(modes, "stream")
-			rounds = max(1, cfg.Rounds-1)
 		}
-		type cell struct{ res []ReplayRow }
-		cells := map[string]*cell{}
-		for r := 0; r < rounds; r++ {
-			for _, m := range modes {
-				for _, s := range servers {
-					if s.name == ColdServer && m != "plain" {
-						continue
-					}
-					lr, per, err := loadAgainst(cfg, s, "-n", strconv.Itoa(n), "-stream="+strconv.FormatBool(m == "stream"))
-					if err != nil {
-						stopAll()
-						return nil, nil, fmt.Errorf("%s %s at %d: %w", s.name, m, n, err)
-					}
-					k := m + "/" + s.name
-					if cells[k] == nil {
-						cells[k] = &cell{}
-					}
-					cells[k].res = append(cells[k].res, ReplayRow{N: n, Mode: m, Server: s.name, LoadResult: lr, CPUPerReq: per})
-					cfg.logf("replay %d %s %s: %.0f req/s, p50 %s, p99 %s, CPU %s/req, %d errors", n, m, s.name, lr.RPS, lr.P50, lr.P99, per, lr.Errors)
-				}
-			}
+		rs, err := measureReplay(cfg, n, servers, modes, func(m string) string { return m },
+			func(m string) []string {
+				return []string{"-n", strconv.Itoa(n), "-stream=" + strconv.FormatBool(m == "stream")}
+			})
+		if err != nil {
+			return nil, nil, err
 		}
-		for _, s := range servers {
-			// VmHWM of the server itself (ru_maxrss would include the harness's memory; see Timed).
-			rss := HWM(s.pid())
-			s.proc.Stop(10 * time.Second)
-			for _, m := range modes {
-				c := cells[m+"/"+s.name]
-				if c == nil {
-					continue
-				}
-				row := pickMedianRound(c.res)
-				row.RSS = rss
-				rows = append(rows, row)
-			}
-		}
+		rows = append(rows, rs...)
 	}
 	return rows, notes, nil
 }
 
-// pickMedianRound returns the round with the median CPU per request.
-func pickMedianRound(rs []ReplayRow) ReplayRow {
+// measureReplay runs cfg.rounds() rounds of every mode against every
+// server (load args from args), then stops the servers and returns one row
+// per server and mode: the round with the median CPU per request, with the
+// server's peak RSS. The servers are stopped whatever happens.
+func measureReplay(cfg *Config, n int, servers []*server, modes []string, modeName func(string) string, args func(string) []string) ([]ReplayRow, error) {
+	runs := map[string][]ReplayRow{}
+	var err error
+rounds:
+	for r := 0; r < cfg.rounds(); r++ {
+		for _, m := range modes {
+			for _, s := range servers {
+				lr, per, e := loadAgainst(cfg, s, args(m)...)
+				if e != nil {
+					err = fmt.Errorf("%s %s at %d: %w", s.name, modeName(m), n, e)
+					break rounds
+				}
+				row := ReplayRow{N: n, Mode: modeName(m), Server: s.name, LoadResult: lr, CPUPerReq: per, MemoHits: s.memoHits(lr, n)}
+				row.Spans = nil // used: the report does not need them
+				runs[row.Mode+"/"+s.name] = append(runs[row.Mode+"/"+s.name], row)
+				cfg.logf("replay %d %s %s: %.0f req/s, p50 %s, p99 %s, CPU %s/req, memo hits %s, %d errors", n, row.Mode, s.name, lr.RPS, lr.P50, lr.P99, per, hitRate(row.MemoHits), lr.Errors)
+			}
+		}
+	}
+	var rows []ReplayRow
+	for _, s := range servers {
+		// VmHWM of the server itself (ru_maxrss would include the harness's memory; see Timed).
+		rss := HWM(s.pid())
+		s.proc.Stop(10 * time.Second)
+		for _, m := range modes {
+			rs := runs[modeName(m)+"/"+s.name]
+			if len(rs) == 0 {
+				continue
+			}
+			row := PickMedianRound(rs)
+			row.RSS, row.Rounds = rss, len(rs)
+			rows = append(rows, row)
+		}
+	}
+	return rows, err
+}
+
+// PickMedianRound returns the round with the median CPU per request. The
+// harness runs an odd number of rounds (Config.rounds), so it is the
+// middle one; of an even number it would be the upper middle, never the
+// lowest.
+func PickMedianRound(rs []ReplayRow) ReplayRow {
 	s := append([]ReplayRow(nil), rs...)
 	sort.Slice(s, func(i, j int) bool { return s[i].CPUPerReq < s[j].CPUPerReq })
-	return s[(len(s)-1)/2]
+	return s[len(s)/2]
 }
 
 // DescribeMachine reads the CPU model, core count, kernel and Go version.
