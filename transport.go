@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -215,7 +216,7 @@ func NewTransport(opts Options) (*Transport, error) {
 		}
 		if rep.Findings.Errors() > 0 {
 			var b bytes.Buffer
-			_ = rep.Write(&b, "text", false)
+			_ = render.Verify(&b, rep, "text", false)
 			return nil, &Error{Kind: ErrInvalidSet, Dir: display, Details: b.String()}
 		}
 		t.checked = rep.Checked
@@ -236,9 +237,9 @@ func NewTransport(opts Options) (*Transport, error) {
 	if err != nil {
 		var inv *record.InvalidSetError
 		if errors.As(err, &inv) {
-			rep := &render.VerifyReport{Dir: display, Mode: "static", Findings: inv.Findings}
+			rep := &result.VerifyReport{Dir: display, Mode: "static", Findings: inv.Findings}
 			var b bytes.Buffer
-			_ = rep.Write(&b, "text", false)
+			_ = render.Verify(&b, rep, "text", false)
 			return nil, &Error{Kind: ErrInvalidSet, Dir: display, Details: b.String()}
 		}
 		return nil, fmt.Errorf("traceforge: %w", err)
@@ -346,9 +347,9 @@ func (t *Transport) Close() error {
 			if len(seen.Misses) == 0 {
 				return
 			}
-			rep := &render.VerifyReport{Dir: t.display, Mode: "replay", Checked: t.checked,
-				Replayed: render.Replayed{Misses: seen.Misses, Served: seen.Served, ReplayErrors: seen.ReplayErrors}}
-			_ = rep.Write(&b, "text", false)
+			rep := &result.VerifyReport{Dir: t.display, Mode: "replay", Checked: t.checked,
+				Replayed: result.Replayed{Misses: seen.Misses, Served: seen.Served, ReplayErrors: seen.ReplayErrors}}
+			_ = render.Verify(&b, rep, "text", false)
 			t.closeErr = &Error{Kind: ErrDrift, Dir: t.display, Details: b.String()}
 			return
 		}
@@ -356,7 +357,7 @@ func (t *Transport) Close() error {
 		if !sum.Failed() {
 			return
 		}
-		sum.WriteProblems(&b)
+		render.RecordProblems(&b, sum)
 		t.closeErr = &Error{Kind: ErrNotSnapshotted, Dir: t.display, Details: b.String()}
 	})
 	return t.closeErr

@@ -15,6 +15,7 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -214,7 +215,7 @@ func recordRun(o *recordOptions) error {
 		}
 		srv.Stop(recordGrace)
 		sum := rec.Finish()
-		sum.Write(stderr, o.OnlyMissing)
+		render.Record(stderr, sum, o.OnlyMissing)
 		if sum.Failed() {
 			return silentFail(ExitFailed)
 		}
@@ -233,7 +234,7 @@ func recordRun(o *recordOptions) error {
 		return cerr
 	}
 	sum.Problems = append(sum.Problems, bypassFindings(bypasses.List())...)
-	sum.Write(stderr, o.OnlyMissing)
+	render.Record(stderr, sum, o.OnlyMissing)
 	failed := sum.Failed()
 	if o.Prune {
 		switch {
@@ -320,7 +321,7 @@ func isLocalIP(ip net.IP) bool {
 func bypassFindings(bs []serve.Bypass) finding.Findings {
 	var out finding.Findings
 	for _, b := range bs {
-		out = append(out, finding.Finding{Rule: "bypass", Severity: finding.Error, Outcome: render.OutcomeRefused,
+		out = append(out, finding.Finding{Rule: "bypass", Severity: finding.Error, Outcome: result.OutcomeRefused,
 			Subject: b.Method + " " + b.Target, Count: b.Count,
 			Message: "the application called " + b.Target + " through the proxy variables instead of traceforge's base URL; refused with 403 (--deny-bypass), nothing was sent",
 			Fix:     serve.BypassHint})

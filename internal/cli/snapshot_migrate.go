@@ -73,14 +73,14 @@ func migrateRun(o *migrateOptions) error {
 	var refused *migrate.RefusedError
 	switch {
 	case err == nil:
-		res.WritePlan(o.IO.Out)
+		render.Migrate(o.IO.Out, res)
 		if res.Done {
 			fmt.Fprintf(o.IO.Out, "\nMigrated %s to format %s; run traceforge verify, then commit the folder.\n", display, o.To)
 		}
 		return nil
 	case errors.As(err, &refused):
 		if res != nil && (o.DryRun || !refused.Written) && len(res.Steps) > 0 {
-			res.WritePlan(o.IO.Out)
+			render.Migrate(o.IO.Out, res)
 		} else {
 			fmt.Fprintf(o.IO.ErrOut, "Problems (%d):\n", len(refused.Problems))
 			_ = render.WriteMigrateProblems(o.IO.ErrOut, display, refused.Problems)

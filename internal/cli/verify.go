@@ -19,6 +19,7 @@ import (
 	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -303,7 +304,7 @@ func keyEnv(io *IOStreams) []string {
 }
 
 // staticFailed reports the static findings and says COMMAND/--serve was not started.
-func staticFailed(o *verifyOptions, rep *render.VerifyReport, what string) error {
+func staticFailed(o *verifyOptions, rep *result.VerifyReport, what string) error {
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
 	}
@@ -312,7 +313,7 @@ func staticFailed(o *verifyOptions, rep *render.VerifyReport, what string) error
 	return silentFail(ExitFailed)
 }
 
-func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyCommand(o *verifyOptions, rep *result.VerifyReport, set *check.SetResult) error {
 	cmdline := strings.Join(o.Command, " ")
 	if rep.Failed() {
 		return staticFailed(o, rep, cmdline)
@@ -338,7 +339,7 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	rep.ExitCode = &code
 	rep.Replayed = rs.Finish()
 	for _, b := range o.bypasses.List() {
-		rep.Bypassed = append(rep.Bypassed, render.Bypass{Method: b.Method, Target: b.Target, Count: b.Count, Hint: serve.BypassHint})
+		rep.Bypassed = append(rep.Bypassed, result.Bypass{Method: b.Method, Target: b.Target, Count: b.Count, Hint: serve.BypassHint})
 	}
 	if err := writeReport(o.IO, rep, o.Format, o.Output); err != nil {
 		return err
@@ -353,7 +354,7 @@ func verifyCommand(o *verifyOptions, rep *render.VerifyReport, set *check.SetRes
 	return nil
 }
 
-func verifyServe(o *verifyOptions, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyServe(o *verifyOptions, rep *result.VerifyReport, set *check.SetResult) error {
 	if rep.Failed() {
 		return staticFailed(o, rep, "the replay server")
 	}
@@ -416,7 +417,7 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	return &s, nil
 }
 
-func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.VerifyReport, set *check.SetResult) error {
+func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.VerifyReport, set *check.SetResult) error {
 	need := map[string]bool{}
 	for _, rel := range set.Rels {
 		if p, _, ok := snapshot.ValidRelPath(rel); ok {
@@ -498,20 +499,20 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *render.V
 }
 
 // writeReport renders rep to --output (atomically) or standard output.
-func writeReport(io *IOStreams, rep *render.VerifyReport, format, output string) error {
+func writeReport(io *IOStreams, rep *result.VerifyReport, format, output string) error {
 	if output == "" {
-		return rep.Write(io.Out, format, io.Colour() && format == "text")
+		return render.Verify(io.Out, rep, format, io.Colour() && format == "text")
 	}
 	var buf bytes.Buffer
-	if err := rep.Write(&buf, format, false); err != nil {
+	if err := render.Verify(&buf, rep, format, false); err != nil {
 		return err
 	}
 	if err := writeFileAtomic(output, buf.Bytes()); err != nil {
 		return withCode(ExitFailed, fmt.Errorf("write report: %w", err), "check that the folder of --output exists and is writable")
 	}
-	fmt.Fprintln(io.ErrOut, rep.SummaryLine())
+	fmt.Fprintln(io.ErrOut, render.VerifySummary(rep))
 	if rep.Totals != nil {
-		fmt.Fprintln(io.ErrOut, rep.Totals.Line())
+		fmt.Fprintln(io.ErrOut, render.TotalsLine(*rep.Totals))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 )
 
@@ -51,7 +52,7 @@ func recordNative(t *testing.T, e *verifyEnv, up *fakeupstream.Server) {
 	srv.Close()
 	if s := rec.Finish(); s.Failed() {
 		var b bytes.Buffer
-		s.Write(&b, false)
+		render.Record(&b, s, false)
 		t.Fatalf("record failed:\n%s", b.String())
 	}
 }

@@ -7,20 +7,16 @@ import (
 	"strconv"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/result"
 )
 
-// Tokens are token sums by kind. Unsplit counts tokens of calls that have
-// only tokens_used (no input/output breakdown); they are part of Total.
-type Tokens struct {
-	Input      int64 `json:"input"`
-	Output     int64 `json:"output"`
-	CacheRead  int64 `json:"cache_read"`
-	CacheWrite int64 `json:"cache_write"`
-	Unsplit    int64 `json:"unsplit"`
-	Total      int64 `json:"total"`
-}
+// Tokens are token sums by kind (result.Tokens). Unsplit counts tokens of
+// calls that have only tokens_used (no input/output breakdown); they are
+// part of Total.
+type Tokens = result.Tokens
 
-func (t *Tokens) add(u Usage) {
+// addTokens adds one call's usage to t.
+func addTokens(t *Tokens, u Usage) {
 	t.Input += u.Input
 	t.Output += u.Output
 	t.CacheRead += u.CacheRead
@@ -32,11 +28,7 @@ func (t *Tokens) add(u Usage) {
 }
 
 // Latency is p50, p95 (nearest rank) and max of latency_ms.
-type Latency struct {
-	P50 int64 `json:"p50"`
-	P95 int64 `json:"p95"`
-	Max int64 `json:"max"`
-}
+type Latency = result.Latency
 
 // NearestRank returns the p-th percentile of sorted by the nearest-rank
 // method: the value at rank ceil(p/100 × n); 0 when empty.
@@ -50,11 +42,7 @@ func NearestRank(sorted []int64, p float64) int64 {
 }
 
 // Unpriced is tokens of one model that the config's prices do not cover.
-type Unpriced struct {
-	Model  string `json:"model"`
-	Tokens int64  `json:"tokens"`
-	Reason string `json:"reason"`
-}
+type Unpriced = result.Unpriced
 
 // Reasons tokens are left unpriced.
 const (
@@ -81,13 +69,13 @@ func (a *account) add(model string, u Usage, latencyMS int64, stream bool) {
 	if stream {
 		a.streamed++
 	}
-	a.tokens.add(u)
+	addTokens(&a.tokens, u)
 	t := a.byModel[model]
 	if t == nil {
 		t = &Tokens{}
 		a.byModel[model] = t
 	}
-	t.add(u)
+	addTokens(t, u)
 	a.latency = append(a.latency, latencyMS)
 }
 

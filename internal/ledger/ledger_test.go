@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -364,14 +365,14 @@ func TestTotals(t *testing.T) {
 	wg.Wait()
 	s := tot.Summary()
 	want := "totals: 8 calls, 3,577 tokens (1,240 in, 125 out, 2,200 cache), cost $0.003650 (+212 unpriced tokens), latency p50 450ms p95 800ms"
-	if s.Line() != want {
-		t.Errorf("line:\n%s\nwant\n%s", s.Line(), want)
+	if render.TotalsLine(s) != want {
+		t.Errorf("line:\n%s\nwant\n%s", render.TotalsLine(s), want)
 	}
 	rep := ledger.Stats(loadFixture(t, ledger.ReadOptions{}), "model", fixturePrices(t))
 	if *s.CostUSD != *rep.Total.CostUSD || s.Tokens != rep.Total.Tokens || s.LatencyMS != rep.Total.LatencyMS {
 		t.Errorf("run totals %+v differ from stats over the same calls %+v", s, rep.Total)
 	}
-	if l := ledger.NewTotals(nil).Summary().Line(); l != "totals: 0 calls, 0 tokens, latency p50 0ms p95 0ms" {
+	if l := render.TotalsLine(ledger.NewTotals(nil).Summary()); l != "totals: 0 calls, 0 tokens, latency p50 0ms p95 0ms" {
 		t.Errorf("empty: %s", l)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -170,9 +171,9 @@ func TestSecretIsRefusedAndRedacted(t *testing.T) {
 	if got := rulesOf(rep.Problems); !reflect.DeepEqual(got, []string{check.RuleSecret}) {
 		t.Fatalf("rules = %v", got)
 	}
-	res := &render.MigratePlan{Display: display, From: "0.9.0", To: "1.0.0", DryRun: true, Steps: []*render.MigrateStep{rep}, Problems: rep.Problems}
+	res := &result.MigratePlan{Display: display, From: "0.9.0", To: "1.0.0", DryRun: true, Steps: []*result.MigrateStep{rep}, Problems: rep.Problems}
 	var b bytes.Buffer
-	res.WritePlan(&b)
+	render.Migrate(&b, res)
 	if strings.Contains(b.String(), key) || !strings.Contains(b.String(), "[secret]") {
 		t.Errorf("plan leaks the key or misses the problem:\n%s", b.String())
 	}

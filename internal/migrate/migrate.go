@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 )
 
 // Set is a snapshot set held in memory between steps: its format version and
@@ -56,7 +56,7 @@ type Step struct {
 	Describe string
 	// Apply turns the input set into the output set. Problems go in the
 	// report (the output is then ignored); an error is reserved for bugs.
-	Apply func(in *Set, env Env) (*Set, *render.MigrateStep, error)
+	Apply func(in *Set, env Env) (*Set, *result.MigrateStep, error)
 }
 
 // Registry holds the known steps. The package-level functions use the

@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/golden"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -119,7 +120,7 @@ func TestRegistryPaths(t *testing.T) {
 
 	// A future step is one registration; chains are found through it.
 	r := NewRegistry()
-	noop := func(in *Set, env Env) (*Set, *render.MigrateStep, error) { return in, &render.MigrateStep{}, nil }
+	noop := func(in *Set, env Env) (*Set, *result.MigrateStep, error) { return in, &result.MigrateStep{}, nil }
 	r.Register(Step{From: "1.0.0", To: "1.1.0", Apply: noop})
 	r.Register(Step{From: "0.9.0", To: "1.0.0", Apply: noop})
 	r.Register(Step{From: "1.1.0", To: "2.0.0", Apply: noop})
@@ -157,13 +158,13 @@ func TestChainThroughFutureStep(t *testing.T) {
 	legacy := defaultRegistry.steps[[2]string{"0.9.0", "1.0.0"}]
 	r.Register(defaultRegistry.steps[[2]string{"1.0.0", "1.1.0"}])
 	var seen []string
-	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *render.MigrateStep, error) {
+	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *result.MigrateStep, error) {
 		seen = append(seen, "0.8.0→0.9.0")
 		out := &Set{Version: "0.9.0", Files: map[string][]byte{}}
 		for k, v := range in.Files {
 			out.Files[k] = bytes.Replace(v, []byte(`"version": "0.8.0"`), []byte(`"version": "0.9.0"`), 1)
 		}
-		return out, &render.MigrateStep{From: "0.8.0", To: "0.9.0", Summary: "version bump"}, nil
+		return out, &result.MigrateStep{From: "0.8.0", To: "0.9.0", Summary: "version bump"}, nil
 	}})
 	r.Register(legacy)
 	dir := setup(t, "valid-openai")
@@ -201,7 +202,7 @@ func assertValidSet(t *testing.T, dir string) {
 	}
 	if rep.Failed() {
 		var b bytes.Buffer
-		_ = rep.Write(&b, "text", false)
+		_ = render.Verify(&b, rep, "text", false)
 		t.Errorf("verify.Static failed:\n%s", b.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, LegacyFile)); !errors.Is(err, fs.ErrNotExist) {
@@ -225,7 +226,7 @@ func TestDryRunGolden(t *testing.T) {
 				t.Fatalf("no plan: %v", err)
 			}
 			var b bytes.Buffer
-			res.WritePlan(&b)
+			render.Migrate(&b, res)
 			golden.Assert(t, filepath.Join(legacyDir, f.name, "dry-run.golden"), b.String())
 			if after := tree(t, dir, false); !reflect.DeepEqual(before, after) {
 				t.Errorf("dry run wrote files: %v → %v", keys(before), keys(after))
@@ -291,7 +292,7 @@ func TestMigrateValid(t *testing.T) {
 				t.Errorf("rerun: %+v", res2)
 			}
 			var b bytes.Buffer
-			res2.WritePlan(&b)
+			render.Migrate(&b, res2)
 			if want := "Nothing to do: .ai-snapshots is already at format 1.1.0.\n"; b.String() != want {
 				t.Errorf("rerun says %q", b.String())
 			}

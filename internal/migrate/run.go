@@ -13,7 +13,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -76,7 +76,7 @@ func hook(stage string) error {
 
 // Run migrates the set in o.Dir from o.From to o.To: all or nothing. See the
 // package documentation for the order of writes.
-func Run(o Options) (*render.MigratePlan, error) {
+func Run(o Options) (*result.MigratePlan, error) {
 	reg := o.Registry
 	if reg == nil {
 		reg = defaultRegistry
@@ -89,7 +89,7 @@ func Run(o Options) (*render.MigratePlan, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	res := &render.MigratePlan{Display: display, From: o.From, To: o.To, DryRun: o.DryRun}
+	res := &result.MigratePlan{Display: display, From: o.From, To: o.To, DryRun: o.DryRun}
 	steps, err := reg.Path(o.From, o.To)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func Run(o Options) (*render.MigratePlan, error) {
 			return nil, fmt.Errorf("step %s → %s: %w", s.From, s.To, err)
 		}
 		if rep == nil {
-			rep = &render.MigrateStep{From: s.From, To: s.To}
+			rep = &result.MigrateStep{From: s.From, To: s.To}
 		}
 		res.Steps = append(res.Steps, rep)
 		if len(rep.Problems) > 0 {
@@ -332,7 +332,7 @@ func sameOrSubset(cur, planned []byte) int {
 // commit writes the new set: stage every file in .migrate-tmp, verify the
 // staged set with the check pipeline, rename the files in, the manifest last
 // (the commit point), verify the folder, then remove the old files.
-func commit(st *snapshot.Store, set *Set, res *render.MigratePlan, keepManifest bool, opts check.Options) error {
+func commit(st *snapshot.Store, set *Set, res *result.MigratePlan, keepManifest bool, opts check.Options) error {
 	stage := filepath.Join(st.Dir, StageDir)
 	if err := os.RemoveAll(stage); err != nil {
 		return fmt.Errorf("clear %s: %w", StageDir, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider/registry"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -95,8 +95,8 @@ func recordLabel(i int, rec map[string]any) string {
 	return fmt.Sprintf("#%d", i)
 }
 
-func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
-	rep := &render.MigrateStep{From: LegacyVersion, To: snapshot.PreviousVersion}
+func migrateLegacy(in *Set, env Env) (*Set, *result.MigrateStep, error) {
+	rep := &result.MigrateStep{From: LegacyVersion, To: snapshot.PreviousVersion}
 	display := path.Join(env.Display, LegacyFile)
 	problem := func(ptr, record, rule, msg, fix string) {
 		rep.Problems = append(rep.Problems, finding.Finding{File: LegacyFile, Pointer: ptr, Subject: record, Rule: rule, Message: msg, Fix: fix})
@@ -243,7 +243,7 @@ func migrateLegacy(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 	}
 	for i, rv := range records {
 		rm, _ := rv.(map[string]any)
-		it := render.MigrateItem{Source: describeRecord(i, rm)}
+		it := result.MigrateItem{Source: describeRecord(i, rm)}
 		p := target[i]
 		switch {
 		case refused[i] || p == nil:
@@ -428,7 +428,7 @@ const rerecordFix = "re-record this call (traceforge record); migration never gu
 
 // legacyRecordOf checks one 0.9.0 record (hash first) and returns it ready to
 // migrate, or nil after reporting every problem it has.
-func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *render.MigrateStep) *legacyRecord {
+func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rule, msg, fix string), rep *result.MigrateStep) *legacyRecord {
 	base := fmt.Sprintf("/snapshots/%d", i)
 	rec, ok := rv.(map[string]any)
 	if !ok {

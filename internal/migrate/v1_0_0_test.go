@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/golden"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -113,7 +114,7 @@ func TestMigrate100DryRunGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	res.WritePlan(&b)
+	render.Migrate(&b, res)
 	golden.Assert(t, filepath.Join(v100Dir, "dry-run.golden"), b.String())
 	if after := tree(t, dir, false); !reflect.DeepEqual(before, after) {
 		t.Error("dry run wrote files")

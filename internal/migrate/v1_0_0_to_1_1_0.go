@@ -8,7 +8,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider/registry"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -35,8 +35,8 @@ const RuleManifest100 = "manifest-mismatch"
 // interrupted earlier run renamed it in before the manifest) is accepted
 // when its 1.0.0 form is the file the manifest lists. Each new file then
 // passes the whole check pipeline.
-func migrate100(in *Set, env Env) (*Set, *render.MigrateStep, error) {
-	rep := &render.MigrateStep{From: snapshot.PreviousVersion, To: snapshot.Version}
+func migrate100(in *Set, env Env) (*Set, *result.MigrateStep, error) {
+	rep := &result.MigrateStep{From: snapshot.PreviousVersion, To: snapshot.Version}
 	problem := func(file, ptr, rule, msg, fix string) {
 		rep.Problems = append(rep.Problems, finding.Finding{File: file, Pointer: ptr, Rule: rule, Severity: finding.Error, Message: msg, Fix: fix})
 	}
@@ -102,7 +102,7 @@ func migrate100(in *Set, env Env) (*Set, *render.MigrateStep, error) {
 		}
 		out.Files[rel] = data
 		entries = append(entries, snapshot.ManifestEntry{ID: id, Provider: p, File: rel, Hash: s.FileHash})
-		rep.Items = append(rep.Items, render.MigrateItem{Source: rel, Target: rel, Note: "endpoint " + s.Record.Endpoint})
+		rep.Items = append(rep.Items, result.MigrateItem{Source: rel, Target: rel, Note: "endpoint " + s.Record.Endpoint})
 	}
 	for _, rel := range sortedEntryFiles(listed) {
 		problem(snapshot.ManifestName, "", check.RuleManifestEntry, fmt.Sprintf("lists %s, which is not in the folder", rel),

@@ -12,6 +12,7 @@ import (
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -55,7 +56,7 @@ func BenchmarkRecordCallParallel(b *testing.B) {
 	b.StopTimer()
 	if s := rec.Finish(); s.Failed() {
 		var buf bytes.Buffer
-		s.Write(&buf, false)
+		render.Record(&buf, s, false)
 		b.Fatal(buf.String())
 	}
 }
@@ -107,7 +108,7 @@ func benchRecordCalls(b *testing.B, sync record.Sync, call func(url string, i in
 	b.StopTimer()
 	if s := rec.Finish(); s.Failed() {
 		var buf bytes.Buffer
-		s.Write(&buf, false)
+		render.Record(&buf, s, false)
 		b.Fatal(buf.String())
 	}
 }

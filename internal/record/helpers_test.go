@@ -19,6 +19,7 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -94,7 +95,7 @@ func newProxy(t *testing.T, dir string, fake *fakeupstream.Server, mod func(*rec
 }
 
 // finish stops the server and returns the summary.
-func (p *proxy) finish() *render.RecordSummary {
+func (p *proxy) finish() *result.RecordSummary {
 	p.srv.Close()
 	return p.rec.Finish()
 }
@@ -279,7 +280,7 @@ func sseData(body []byte) []string {
 	return out
 }
 
-func problemKinds(s *render.RecordSummary) []record.Kind {
+func problemKinds(s *result.RecordSummary) []record.Kind {
 	var out []record.Kind
 	for _, p := range s.Problems {
 		out = append(out, record.Kind(p.Rule))
@@ -287,7 +288,7 @@ func problemKinds(s *render.RecordSummary) []record.Kind {
 	return out
 }
 
-func hasKind(s *render.RecordSummary, k record.Kind) bool {
+func hasKind(s *result.RecordSummary, k record.Kind) bool {
 	for _, p := range s.Problems {
 		if p.Rule == string(k) {
 			return true
@@ -296,9 +297,9 @@ func hasKind(s *render.RecordSummary, k record.Kind) bool {
 	return false
 }
 
-func summaryText(s *render.RecordSummary) string {
+func summaryText(s *result.RecordSummary) string {
 	var b bytes.Buffer
-	s.Write(&b, true)
+	render.Record(&b, s, true)
 	return b.String()
 }
 

@@ -21,8 +21,8 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -233,7 +233,7 @@ func TestOneKeyManySourcesNeverRewritten(t *testing.T) {
 	src := func(line int) map[string]string {
 		return map[string]string{"X-Traceforge-Source": "app/agent.go:" + strconv.Itoa(line) + ":Ask"}
 	}
-	run := func(lines ...int) (*render.RecordSummary, string) {
+	run := func(lines ...int) (*result.RecordSummary, string) {
 		p := newProxy(t, dir, fake, nil)
 		id := ""
 		for _, l := range lines {

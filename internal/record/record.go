@@ -31,6 +31,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -237,7 +238,7 @@ type Recorder struct {
 	stop     chan struct{}
 	flushed  chan struct{}
 	finishMu sync.Mutex
-	summary  *render.RecordSummary
+	summary  *result.RecordSummary
 }
 
 type idOwner struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -441,7 +442,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		"summary": summaryText(s) + summaryText(s2) + summaryText(s3)}
 	for _, format := range []string{"text", "json", "junit", "github"} {
 		var b bytes.Buffer
-		if err := rep.Write(&b, format, false); err != nil {
+		if err := render.Verify(&b, rep, format, false); err != nil {
 			t.Fatal(err)
 		}
 		texts["report "+format] = b.String()

@@ -21,7 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -591,7 +591,7 @@ func TestSecretInPromptRefused(t *testing.T) {
 func TestZeroChurnRerecord(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	run := func(clk *clock) *render.RecordSummary {
+	run := func(clk *clock) *result.RecordSummary {
 		p := newProxy(t, dir, fake, func(c *record.Config) { c.Now = clk.Now })
 		for _, tc := range allCalls() {
 			if r := p.do(tc.path, tc.body, nil); r.status != 200 {

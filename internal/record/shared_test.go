@@ -14,7 +14,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -30,7 +30,7 @@ func TestLockPerCommitParallelRecorders(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	const recorders, calls = 4, 12
 	var wg sync.WaitGroup
-	sums := make([]*render.RecordSummary, recorders)
+	sums := make([]*result.RecordSummary, recorders)
 	for i := 0; i < recorders; i++ {
 		p := newProxy(t, dir, fake, shared)
 		wg.Add(1)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/finding"
-	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -43,11 +43,11 @@ const (
 func outcome(k Kind) string {
 	switch k {
 	case KindRefused, KindCollision, KindForeignCredential:
-		return render.OutcomeRefused
+		return result.OutcomeRefused
 	case KindNondeterminism:
-		return render.OutcomeNondeterminism
+		return result.OutcomeNondeterminism
 	}
-	return render.OutcomeNotSnapshotted
+	return result.OutcomeNotSnapshotted
 }
 
 // problem is one call (or several identical ones) that did not end as a
@@ -106,7 +106,7 @@ func (r *Recorder) flushManifest(force bool) error { return r.storage.flush(forc
 // Finish stops the manifest writer, writes the manifest and returns the
 // run's summary. Call it once no call is in flight (after the server has
 // shut down). It is idempotent.
-func (r *Recorder) Finish() *render.RecordSummary {
+func (r *Recorder) Finish() *result.RecordSummary {
 	r.finishMu.Lock()
 	defer r.finishMu.Unlock()
 	if r.summary != nil {
@@ -130,10 +130,10 @@ func (r *Recorder) Finish() *render.RecordSummary {
 	return r.summary
 }
 
-func (r *Recorder) buildSummary() *render.RecordSummary {
+func (r *Recorder) buildSummary() *result.RecordSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &render.RecordSummary{
+	s := &result.RecordSummary{
 		Dir:           r.display,
 		Calls:         r.counts.calls,
 		Recorded:      r.counts.recorded,
@@ -154,9 +154,9 @@ func (r *Recorder) buildSummary() *render.RecordSummary {
 			}
 		}
 		switch outcome(p.Kind) {
-		case render.OutcomeNondeterminism:
+		case result.OutcomeNondeterminism:
 			s.Nondeterministic += p.Count
-		case render.OutcomeRefused:
+		case result.OutcomeRefused:
 			s.Refused += p.Count
 		default:
 			s.NotSnapshotted += p.Count

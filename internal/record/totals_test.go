@@ -11,6 +11,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/render"
 )
 
 // The summary ends with the run's totals: every call the upstream answered
@@ -60,7 +61,7 @@ func TestSummaryTotals(t *testing.T) {
 		t.Errorf("cost %v, want $%.6f (%d prompt × 0.15 + %d completion × 0.6 per 1M)", sum.CostUSD, wantCost, openaiIn, openaiOut)
 	}
 	text := summaryText(s)
-	if !strings.HasSuffix(text, sum.Line()+"\n") || !strings.HasPrefix(sum.Line(), fmt.Sprintf("totals: 3 calls, %d tokens (%d in, %d out), cost $", total, in, out)) {
+	if !strings.HasSuffix(text, render.TotalsLine(*sum)+"\n") || !strings.HasPrefix(render.TotalsLine(*sum), fmt.Sprintf("totals: 3 calls, %d tokens (%d in, %d out), cost $", total, in, out)) {
 		t.Errorf("the summary does not end with the totals line:\n%s", text)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"github.com/traceforge/traceforge/internal/change"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/htmlreport"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/secret"
 )
 
@@ -29,11 +30,11 @@ const (
 // Every string taken from the report is redacted before it is laid out
 // (word-level diff markup could split a key), and the page is written
 // through the Redactor like every other format.
-func (r *VerifyReport) writeHTML(w io.Writer) error { return htmlreport.Write(w, r.page()) }
+func (r report) writeHTML(w io.Writer) error { return htmlreport.Write(w, r.page()) }
 
 // page builds the HTML page of the report (r's findings already named
 // under the snapshot folder, as Write passes them).
-func (r *VerifyReport) page() *htmlreport.Page {
+func (r report) page() *htmlreport.Page {
 	red := secret.Redact
 	sub := []string{r.Dir, r.Mode}
 	if r.Command != "" {
@@ -56,7 +57,7 @@ func (r *VerifyReport) page() *htmlreport.Page {
 			Facts: []htmlreport.Fact{{Label: "error", Value: red(e)}}})
 	}
 	for i, b := range r.Bypassed {
-		rows = append(rows, htmlreport.Row{ID: fmt.Sprintf("b-%d", i+1), Title: red(b.line()), Verdict: VerdictFailed, Tone: htmlreport.Fail, Open: true,
+		rows = append(rows, htmlreport.Row{ID: fmt.Sprintf("b-%d", i+1), Title: red(bypassLine(b)), Verdict: VerdictFailed, Tone: htmlreport.Fail, Open: true,
 			Tags:  []htmlreport.Tag{{Text: "bypass", Tone: htmlreport.Fail}},
 			Facts: []htmlreport.Fact{{Label: "fix", Value: red(b.Hint)}}})
 	}
@@ -92,7 +93,7 @@ func (r *VerifyReport) page() *htmlreport.Page {
 	}
 	p.Footer = append(p.Footer, r.summary(style{}))
 	if r.Totals != nil {
-		p.Footer = append(p.Footer, r.Totals.Line())
+		p.Footer = append(p.Footer, TotalsLine(*r.Totals))
 	}
 	return p
 }
@@ -106,7 +107,7 @@ func classesOrNone(cs []change.Class) string {
 
 // snapshotRows builds one row per snapshot file (and per other file with
 // findings, such as the manifest), in file order.
-func (r *VerifyReport) snapshotRows() []htmlreport.Row {
+func (r report) snapshotRows() []htmlreport.Row {
 	ix := r.index()
 	byFile, live, checked, unused, synth, files := ix.findings, ix.live, ix.checked, ix.unused, ix.synth, ix.files
 	replay := r.Mode == "replay" || r.Mode == "serve"
@@ -178,7 +179,7 @@ func findingFact(f finding.Finding) htmlreport.Fact {
 
 // addLive adds a live result to its snapshot's row: verdict, classes,
 // runs, errors, notes, and the recorded-vs-live diffs of the shown run.
-func addLive(row *htmlreport.Row, l LiveResult, worse func(string, htmlreport.Tone)) {
+func addLive(row *htmlreport.Row, l result.LiveResult, worse func(string, htmlreport.Tone)) {
 	red := secret.Redact
 	failing := map[change.Class]bool{}
 	for _, c := range l.FailingClasses {
@@ -240,9 +241,9 @@ func toolCallLines(cs []change.ToolCall) string {
 
 // missRow is an unmatched replay request with the diff against its
 // closest snapshot.
-func missRow(i int, m Miss) htmlreport.Row {
+func missRow(i int, m result.Miss) htmlreport.Row {
 	red := secret.Redact
-	row := htmlreport.Row{ID: fmt.Sprintf("m-%d", i+1), Title: red(m.title()), Verdict: VerdictUnmatched, Tone: htmlreport.Fail, Open: true,
+	row := htmlreport.Row{ID: fmt.Sprintf("m-%d", i+1), Title: red(missTitle(m)), Verdict: VerdictUnmatched, Tone: htmlreport.Fail, Open: true,
 		Tags: []htmlreport.Tag{{Text: "drift", Tone: htmlreport.Fail}}}
 	fact := func(label, value string) {
 		row.Facts = append(row.Facts, htmlreport.Fact{Label: label, Value: red(value)})
@@ -262,7 +263,7 @@ func missRow(i int, m Miss) htmlreport.Row {
 	case m.Closest != "":
 		fact("closest snapshot", m.Closest)
 		for i, n := range m.Near {
-			fact(fmt.Sprintf("close #%d", i+1), n.File+" ("+n.why()+")\n"+strings.Join(n.Changes, "\n"))
+			fact(fmt.Sprintf("close #%d", i+1), n.File+" ("+nearWhy(n)+")\n"+strings.Join(n.Changes, "\n"))
 		}
 		old, new := diffSides(m.Diff)
 		row.Diffs = append(row.Diffs, htmlreport.Diff{Title: "request against the closest snapshot", OldLabel: red(m.Closest), NewLabel: "this request", Old: red(old), New: red(new)})

@@ -13,24 +13,25 @@ import (
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/htmlreport/htmltest"
 	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // replayReport is a replay run: a static error, a passing snapshot, an
 // unused one, a synthesized one, and a miss with its closest snapshot (the
 // request carries a key, which must never reach the page).
-func replayReport() *VerifyReport {
+func replayReport() *result.VerifyReport {
 	code := 0
-	return &VerifyReport{
+	return &result.VerifyReport{
 		Dir: ".ai-snapshots", Mode: "replay", Command: "go test ./...", ExitCode: &code, FailOnUnused: true,
 		Checked: []string{".ai-snapshots/openai/aaaaaaaaaaaa.json", ".ai-snapshots/openai/bbbbbbbbbbbb.json", ".ai-snapshots/anthropic/cccccccccccc.json", ".ai-snapshots/openai/dddddddddddd.json"},
 		Findings: finding.Findings{{File: "openai/aaaaaaaaaaaa.json", Pointer: "/request/temperature", Rule: "determinism",
 			Message: "temperature is 0.7, not 0", Fix: "record with temperature 0", Severity: finding.Error}},
-		Replayed: Replayed{
+		Replayed: result.Replayed{
 			Served:      5,
 			Unused:      []string{".ai-snapshots/anthropic/cccccccccccc.json"},
 			Synthesized: []string{".ai-snapshots/openai/dddddddddddd.json"},
-			Misses: []Miss{{Provider: "openai", Endpoint: "/v1/chat/completions", Key: strings.Repeat("e", 64), Source: "app/main.go:42:main.ask", Count: 2,
+			Misses: []result.Miss{{Provider: "openai", Endpoint: "/v1/chat/completions", Key: strings.Repeat("e", 64), Source: "app/main.go:42:main.ask", Count: 2,
 				Closest: ".ai-snapshots/openai/bbbbbbbbbbbb.json",
 				Diff:    "--- .ai-snapshots/openai/bbbbbbbbbbbb.json\n+++ request\n@@ -1,5 +1,5 @@\n {\n   \"messages\": [\n-    {\"role\": \"user\", \"content\": \"When is the meeting?\"}\n+    {\"role\": \"user\", \"content\": \"When is the meeting? " + openaiKey + "\"}\n   ],\n   \"model\": \"gpt-4o-mini\"\n@@ -20,3 +20,3 @@\n   \"seed\": 7,\n-  \"temperature\": 0\n+  \"temperature\": 0.2\n }\n"}},
 		},
@@ -39,7 +40,7 @@ func replayReport() *VerifyReport {
 
 // liveReport is a live run: a drift in a fail_on class (text), a
 // whitespace-only change that passes, and a tool-call change.
-func liveReport() *VerifyReport {
+func liveReport() *result.VerifyReport {
 	ws := change.Classify(snapshot.Response{Fields: snapshot.Fields{Content: "The meeting is on Friday."}},
 		snapshot.Response{Fields: snapshot.Fields{Content: "The meeting is on Friday.\n"}})
 	text := change.Classify(snapshot.Response{Fields: snapshot.Fields{Content: "The meeting is on Friday at 10.\nBring the slides.", Model: "gpt-4o-mini"}},
@@ -50,12 +51,12 @@ func liveReport() *VerifyReport {
 	totals := ledger.NewTotals(nil)
 	totals.Add("openai", "/v1/chat/completions", "gpt-4o-mini", snapshot.Response{Fields: snapshot.Fields{TokensUsed: 30, Usage: map[string]any{"prompt_tokens": 20.0, "completion_tokens": 10.0, "total_tokens": 30.0}}, LatencyMS: 400})
 	sum := totals.Summary()
-	return &VerifyReport{
+	return &result.VerifyReport{
 		Dir: ".ai-snapshots", Mode: "live", LiveRuns: 2, Upstreams: []string{"openai: https://api.openai.com/v1"},
 		FailOn:  change.DefaultFailOn(),
 		Totals:  &sum,
 		Checked: []string{".ai-snapshots/openai/aaaaaaaaaaaa.json", ".ai-snapshots/openai/bbbbbbbbbbbb.json", ".ai-snapshots/openai/cccccccccccc.json", ".ai-snapshots/openai/dddddddddddd.json"},
-		Live: []LiveResult{
+		Live: []result.LiveResult{
 			{File: ".ai-snapshots/openai/aaaaaaaaaaaa.json", Runs: 2, Succeeded: 2, Different: 2, Drift: true, Failed: true,
 				Message: "❌ Drift detected\n   2/2 runs agree with each other but differ from the recording\n   → CI fails",
 				Classes: text.Classes, FailingClasses: text.Failing(change.DefaultFailOn()), Change: &text,
@@ -71,10 +72,10 @@ func liveReport() *VerifyReport {
 	}
 }
 
-func writeHTML(t *testing.T, rep *VerifyReport) string {
+func writeHTML(t *testing.T, rep *result.VerifyReport) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := rep.Write(&b, "html", false); err != nil {
+	if err := Verify(&b, rep, "html", false); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -163,7 +164,7 @@ func TestLiveFailOnNone(t *testing.T) {
 	rep := liveReport()
 	rep.FailOn = []change.Class{}
 	var text bytes.Buffer
-	if err := rep.Write(&text, "text", false); err != nil {
+	if err := Verify(&text, rep, "text", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "live: 2 run(s) per snapshot against openai: https://api.openai.com/v1; fail_on: none\n") {
@@ -182,7 +183,7 @@ func TestVerifyHTMLInChromium(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name   string
-		rep    *VerifyReport
+		rep    *result.VerifyReport
 		filter string
 		shown  int
 		want   []string

@@ -5,55 +5,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/traceforge/traceforge/internal/finding"
-	"github.com/traceforge/traceforge/internal/ledger"
+	"github.com/traceforge/traceforge/internal/result"
 )
 
-// Outcomes of a call that did not end as a stored snapshot
-// (finding.Finding.Outcome), as the record summary heads them.
-const (
-	OutcomeNotSnapshotted = "not snapshotted" // forwarded without a snapshot
-	OutcomeRefused        = "refused"         // answered, but its snapshot cannot be stored
-	OutcomeNondeterminism = "nondeterminism"  // contradicted an earlier answer in the run
-)
-
-// RecordSummary is the outcome of a recording run.
-type RecordSummary struct {
-	Calls            int // requests that reached the proxy
-	Recorded         int // new snapshots written
-	Changed          int // snapshots rewritten with a changed answer
-	SourceUpdated    int // snapshots rewritten with a new source only
-	Unchanged        int // calls whose snapshot was kept byte for byte
-	Served           int // --only-missing hits answered from the set
-	Refused          int // calls answered but refused a snapshot
-	NotSnapshotted   int // calls forwarded without a snapshot
-	Nondeterministic int // calls that contradicted an earlier answer
-	Retried          int // failed calls whose request later succeeded
-	Tokens           int64
-	Duration         time.Duration
-	// Problems are the calls that did not end as a stored snapshot: Rule
-	// is the record problem kind, Subject the call, Outcome its heading.
-	Problems finding.Findings
-	// Dir is the snapshot folder's display name (Problems' files are
-	// relative to it).
-	Dir string
-	// Unrequested lists the snapshot files (display paths) this run never
-	// requested.
-	Unrequested []string
-	// ManifestError is set when the manifest could not be written.
-	ManifestError error
-	// Totals are the calls the upstream answered in this run: tokens, cost
-	// where priced, latency (the summary's last line); nil = not counted.
-	Totals *ledger.Summary
-}
-
-// Failed reports whether the run could not snapshot every call (exit 1).
-func (s *RecordSummary) Failed() bool { return len(s.Problems) > 0 || s.ManifestError != nil }
-
-// Write prints the summary, redacted: the counts line, then every problem
-// with its fix, then (when listUnrequested) the snapshots the run did not
-// request.
-func (s *RecordSummary) Write(w io.Writer, listUnrequested bool) {
+// Record writes a record run's summary, redacted: the counts line, then
+// every problem with its fix, then (when listUnrequested) the snapshots the
+// run did not request.
+func Record(w io.Writer, s *result.RecordSummary, listUnrequested bool) {
 	rw := NewRedactor(w)
 	defer rw.Flush()
 	rec := fmt.Sprintf("%d recorded", s.Recorded+s.Changed+s.SourceUpdated)
@@ -73,7 +31,7 @@ func (s *RecordSummary) Write(w io.Writer, listUnrequested bool) {
 	if s.Retried > 0 {
 		fmt.Fprintf(rw, "%d failed call(s) succeeded when retried and are not counted as failures\n", s.Retried)
 	}
-	s.writeProblems(rw)
+	writeRecordProblems(rw, s)
 	if n := len(s.Unrequested); n > 0 {
 		if listUnrequested {
 			fmt.Fprintf(rw, "%d snapshot(s) not requested by this run:\n", n)
@@ -85,19 +43,19 @@ func (s *RecordSummary) Write(w io.Writer, listUnrequested bool) {
 		}
 	}
 	if s.Totals != nil {
-		fmt.Fprintln(rw, s.Totals.Line())
+		fmt.Fprintln(rw, TotalsLine(*s.Totals))
 	}
 }
 
-// WriteProblems prints every problem with its fix, and the manifest error,
-// as Write does, redacted.
-func (s *RecordSummary) WriteProblems(w io.Writer) {
+// RecordProblems writes every problem of a record run with its fix, and the
+// manifest error, as Record does, redacted.
+func RecordProblems(w io.Writer, s *result.RecordSummary) {
 	rw := NewRedactor(w)
-	s.writeProblems(rw)
+	writeRecordProblems(rw, s)
 	_ = rw.Flush()
 }
 
-func (s *RecordSummary) writeProblems(w io.Writer) {
+func writeRecordProblems(w io.Writer, s *result.RecordSummary) {
 	for _, p := range s.Problems {
 		head := "❌ " + p.Outcome + ": " + p.Subject
 		if p.ID != "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/finding"
+	"github.com/traceforge/traceforge/internal/result"
 )
 
 var (
@@ -104,27 +105,27 @@ func TestRenderersNameFilesUnderTheFolder(t *testing.T) {
 	}
 
 	b.Reset()
-	rep := &VerifyReport{Dir: ".snaps", Mode: "static", Checked: []string{".snaps/openai/0123456789ab.json"}, Findings: finding.Findings{f}}
-	if err := rep.Write(&b, "json", false); err != nil {
+	rep := &result.VerifyReport{Dir: ".snaps", Mode: "static", Checked: []string{".snaps/openai/0123456789ab.json"}, Findings: finding.Findings{f}}
+	if err := Verify(&b, rep, "json", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"file": ".snaps/openai/0123456789ab.json"`) || rep.Findings[0].File != f.File {
 		t.Errorf("json report (or the report was changed):\n%s", b.String())
 	}
-	if got := rep.SummaryLine(); got != "FAIL 1 problem(s) in 1 file(s) (1 snapshot(s) checked)" {
+	if got := VerifySummary(rep); got != "FAIL 1 problem(s) in 1 file(s) (1 snapshot(s) checked)" {
 		t.Errorf("summary line %q", got)
 	}
 
 	b.Reset()
-	sum := &RecordSummary{Dir: ".snaps", Calls: 1, Refused: 1, Problems: finding.Findings{{File: "openai/0123456789ab.json",
-		Rule: "write-failed", Subject: "POST /v1/chat/completions", ID: "0123456789ab", Count: 2, Outcome: OutcomeRefused, Message: "disk full", Fix: "free space"}}}
-	sum.WriteProblems(&b)
+	sum := &result.RecordSummary{Dir: ".snaps", Calls: 1, Refused: 1, Problems: finding.Findings{{File: "openai/0123456789ab.json",
+		Rule: "write-failed", Subject: "POST /v1/chat/completions", ID: "0123456789ab", Count: 2, Outcome: result.OutcomeRefused, Message: "disk full", Fix: "free space"}}}
+	RecordProblems(&b, sum)
 	want := "❌ refused: POST /v1/chat/completions (id 0123456789ab) ×2\n   .snaps/openai/0123456789ab.json\n   disk full\n   → free space\n"
 	if b.String() != want || !sum.Failed() {
 		t.Errorf("record problems:\n%s\nwant:\n%s", b.String(), want)
 	}
 	b.Reset()
-	(&RecordSummary{ManifestError: errors.New("read-only")}).WriteProblems(&b)
+	RecordProblems(&b, &result.RecordSummary{ManifestError: errors.New("read-only")})
 	if !strings.HasPrefix(b.String(), "❌ manifest not written: read-only\n") {
 		t.Errorf("manifest error: %q", b.String())
 	}

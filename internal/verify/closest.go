@@ -14,6 +14,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -228,7 +229,7 @@ func jaccard(a, b []uint64) float64 {
 // with the JSON-pointer changes from the snapshot's key request to the
 // request's (under kc, so a volatile value a rule rewrites is not a
 // change), and the unified diff against the first.
-func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext) (near []render.Near, diff string) {
+func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext) (near []result.Near, diff string) {
 	b := keyDocument(string(req.Provider), req.Endpoint, req.Body, req.Headers, kc)
 	var norm provider.KeyNormalizer
 	if kc != nil {
@@ -240,7 +241,7 @@ func explain(display string, cands []Candidate, req *provider.Request, kc *provi
 		if err != nil {
 			// The file went away or changed while serving: say so instead
 			// of comparing against a partial record.
-			nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
+			nr := result.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
 				Source: s.Record.Source.Display(), Changes: []string{"(cannot compare: " + err.Error() + ")"}}
 			near = append(near, nr)
 			if i == 0 {
@@ -250,7 +251,7 @@ func explain(display string, cands []Candidate, req *provider.Request, kc *provi
 		}
 		skc := provider.WithNormalizer(provider.RecordKeyContext(rec.ParentID, rec.Turn), norm)
 		a := keyDocument(s.Provider, provider.Endpoint(rec.Endpoint), rec.Request, rec.RequestHeaders, skc)
-		nr := render.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
+		nr := result.Near{File: display + "/" + s.Rel, Similarity: c.Similarity, SameSource: c.SameSource, SameModel: c.SameModel,
 			Source: s.Record.Source.Display()}
 		nr.Changes = keyChanges(a, b)
 		near = append(near, nr)

@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -250,19 +251,19 @@ func recordTable(t testing.TB, up *fakeupstream.Server, calls []call, more ...sn
 }
 
 // loadSet runs the static checks and fails the test on any finding.
-func loadSet(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
+func loadSet(t testing.TB, dir string, cfg *check.Config) (*result.VerifyReport, *check.SetResult) {
 	t.Helper()
 	return load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg})
 }
 
 // loadServed is loadSet keeping only what replay needs (StaticOptions.Serve),
 // as verify --serve and verify -- COMMAND load the set.
-func loadServed(t testing.TB, dir string, cfg *check.Config) (*render.VerifyReport, *check.SetResult) {
+func loadServed(t testing.TB, dir string, cfg *check.Config) (*result.VerifyReport, *check.SetResult) {
 	t.Helper()
 	return load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg, Serve: true})
 }
 
-func load(t testing.TB, o StaticOptions) (*render.VerifyReport, *check.SetResult) {
+func load(t testing.TB, o StaticOptions) (*result.VerifyReport, *check.SetResult) {
 	t.Helper()
 	rep, set, err := Static(o)
 	if err != nil {
@@ -270,7 +271,7 @@ func load(t testing.TB, o StaticOptions) (*render.VerifyReport, *check.SetResult
 	}
 	if rep.Failed() {
 		var b bytes.Buffer
-		_ = rep.Write(&b, "text", false)
+		_ = render.Verify(&b, rep, "text", false)
 		t.Fatalf("static checks failed:\n%s", b.String())
 	}
 	return rep, set

@@ -21,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -85,7 +86,7 @@ var liveNow = time.Now
 // live_compare fields differ). Streamed recordings are re-sent
 // non-streamed: the key ignores stream and stream_options, and a stream
 // assembles to the same non-streamed body. Results are in snapshot order.
-func Live(ctx context.Context, o LiveOptions) []render.LiveResult {
+func Live(ctx context.Context, o LiveOptions) []result.LiveResult {
 	runs, conc := max(o.Runs, 1), max(o.Concurrency, 1)
 	failOn := o.FailOn
 	if failOn == nil {
@@ -148,7 +149,7 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	results := make([]render.LiveResult, len(o.Snapshots))
+	results := make([]result.LiveResult, len(o.Snapshots))
 	for i, s := range o.Snapshots {
 		results[i] = judge(o.Display, s, outcomes[i], failOn, ctx.Err())
 	}
@@ -429,8 +430,8 @@ func nondetMessage(k, n int) string {
 	return fmt.Sprintf("❌ Non-deterministic behavior detected\n   %d/%d runs produced different outputs\n   → CI fails", k, n)
 }
 
-func judge(display string, s *check.Snapshot, runs []liveRun, failOn []change.Class, interrupted error) render.LiveResult {
-	res := render.LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
+func judge(display string, s *check.Snapshot, runs []liveRun, failOn []change.Class, interrupted error) result.LiveResult {
+	res := result.LiveResult{File: display + "/" + s.Rel, Runs: len(runs)}
 	recorded := s.Record.Response.Fields
 	recBody := s.Record.Response.Body
 	res.Synthesized = recBody == nil

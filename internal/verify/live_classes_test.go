@@ -14,12 +14,13 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // liveWithFailOn runs --live over dir with the config's fail_on, as the
 // command does.
-func liveWithFailOn(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs, conc int, totals *ledger.Totals) *render.VerifyReport {
+func liveWithFailOn(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs, conc int, totals *ledger.Totals) *result.VerifyReport {
 	t.Helper()
 	rep, set := loadSet(t, dir, cfg)
 	rep.Mode, rep.LiveRuns, rep.FailOn = "live", runs, cfg.FailClasses()
@@ -60,7 +61,7 @@ func TestLiveWhitespaceChange(t *testing.T) {
 		"junit":  {"live: 2/2 runs pass; classes: whitespace"},
 	} {
 		var b bytes.Buffer
-		if err := rep.Write(&b, format, false); err != nil {
+		if err := render.Verify(&b, rep, format, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range want {
@@ -85,7 +86,7 @@ func TestLiveWhitespaceChange(t *testing.T) {
 	}
 	// Every format names the classes.
 	var js bytes.Buffer
-	if err := rep.Write(&js, "json", false); err != nil {
+	if err := render.Verify(&js, rep, "json", false); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -107,7 +108,7 @@ func TestLiveWhitespaceChange(t *testing.T) {
 		"github": "classes: whitespace (failing: whitespace)",
 	} {
 		var b bytes.Buffer
-		if err := rep.Write(&b, format, false); err != nil {
+		if err := render.Verify(&b, rep, format, false); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), want) {
@@ -117,7 +118,7 @@ func TestLiveWhitespaceChange(t *testing.T) {
 }
 
 // judgeOne classifies one live answer against a recorded one.
-func judgeOne(t *testing.T, recorded, live snapshot.Fields, failOn []change.Class) render.LiveResult {
+func judgeOne(t *testing.T, recorded, live snapshot.Fields, failOn []change.Class) result.LiveResult {
 	t.Helper()
 	s := &check.Snapshot{Rel: "openai/aaaaaaaaaaaa.json", Provider: "openai", Record: &snapshot.Record{
 		Request:  map[string]any{"model": "gpt-4o-mini"},
@@ -194,9 +195,9 @@ func TestLiveTotals(t *testing.T) {
 	}
 	rep.Totals = &sum
 	var text, js bytes.Buffer
-	_ = rep.Write(&text, "text", false)
-	_ = rep.Write(&js, "json", false)
-	line := sum.Line()
+	_ = render.Verify(&text, rep, "text", false)
+	_ = render.Verify(&js, rep, "json", false)
+	line := render.TotalsLine(sum)
 	if !strings.HasSuffix(text.String(), "\n"+line+"\n") {
 		t.Errorf("text report does not end with %q:\n%s", line, text.String())
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
@@ -38,7 +39,7 @@ func TestLiveErrorNeverEchoesKey(t *testing.T) {
 	})
 	for _, format := range []string{"text", "json", "junit", "github"} {
 		var b bytes.Buffer
-		if err := rep.Write(&b, format, false); err != nil {
+		if err := render.Verify(&b, rep, format, false); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

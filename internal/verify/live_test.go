@@ -10,6 +10,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 )
 
 // liveCalls is a small table: plain and streamed recordings of both
@@ -19,7 +20,7 @@ func liveCalls() []call {
 	return []call{t[0], t[1], t[3], t[6], t[7]}
 }
 
-func runLive(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs int) *render.VerifyReport {
+func runLive(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Server, runs int) *result.VerifyReport {
 	t.Helper()
 	rep, set := loadSet(t, dir, cfg)
 	rep.Mode = "live"
@@ -74,7 +75,7 @@ func TestLiveNondeterministic(t *testing.T) {
 		t.Fatalf("message %q, want %q", l.Message, want)
 	}
 	var text bytes.Buffer
-	_ = rep.Write(&text, "text", false)
+	_ = render.Verify(&text, rep, "text", false)
 	if !strings.Contains(text.String(), "  ❌ Non-deterministic behavior detected\n     4/4 runs produced different outputs\n     → CI fails\n") {
 		t.Fatalf("text report:\n%s", text.String())
 	}
@@ -106,7 +107,7 @@ func TestLiveDrift(t *testing.T) {
 		}
 	}
 	var text bytes.Buffer
-	_ = rep.Write(&text, "text", false)
+	_ = render.Verify(&text, rep, "text", false)
 	goldenFile(t, "live_drift.txt", text.String())
 }
 
@@ -215,7 +216,7 @@ func TestLiveJUnit(t *testing.T) {
 	up.SetOptions(fakeupstream.Options{Nondeterministic: true})
 	rep := runLive(t, rec.dir, nil, up, 2)
 	var b bytes.Buffer
-	if err := rep.Write(&b, "junit", false); err != nil {
+	if err := render.Verify(&b, rep, "junit", false); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseJUnit(t, b.Bytes())

@@ -14,6 +14,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -87,7 +88,7 @@ func TestMissesExplained(t *testing.T) {
 	}
 	// Ranking: same source; then same model and endpoint, most similar
 	// first; the other model last.
-	srcOf := func(n render.Near) string { return n.Source }
+	srcOf := func(n result.Near) string { return n.Source }
 	if got := []string{srcOf(m.Near[0]), srcOf(m.Near[1]), srcOf(m.Near[2])}; strings.Join(got, " ") != "app/ask.go:12 (ask) app/translate.go:7 (translate) app/poem.go:9 (poem)" &&
 		strings.Join(got, " ") != "app/ask.go:12:ask app/translate.go:7:ask app/poem.go:9:ask" {
 		t.Errorf("order: %v", got)
@@ -107,7 +108,7 @@ func TestMissesExplained(t *testing.T) {
 		t.Errorf("annotation %s:%d", m.AnnotateFile, m.AnnotateLine)
 	}
 	var page bytes.Buffer
-	if err := rep.Write(&page, "html", false); err != nil {
+	if err := render.Verify(&page, rep, "html", false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"close #1", "close #3", "/messages/1/content: &#34;Summarize the report for Monday&#34; → &#34;Summarize the report for Tuesday&#34;"} {
@@ -120,7 +121,7 @@ func TestMissesExplained(t *testing.T) {
 	}
 	for _, f := range []string{"text", "json", "junit", "github"} {
 		var b bytes.Buffer
-		if err := rep.Write(&b, f, false); err != nil {
+		if err := render.Verify(&b, rep, f, false); err != nil {
 			t.Fatal(err)
 		}
 		ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]
@@ -244,8 +245,8 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 		t.Fatalf("miss: %+v", rep.Misses)
 	}
 	var b bytes.Buffer
-	r := render.VerifyReport{Dir: ".ai-snapshots", Mode: "replay", Replayed: rep}
-	if err := r.Write(&b, "text", false); err != nil {
+	r := result.VerifyReport{Dir: ".ai-snapshots", Mode: "replay", Replayed: rep}
+	if err := render.Verify(&b, &r, "text", false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "matched via date, drop (3 request(s))") {

@@ -13,6 +13,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -78,7 +79,7 @@ func TestReplayReproducesUpstream(t *testing.T) {
 	if n := up.Requests(); n != recordedCalls {
 		t.Fatalf("upstream got %d requests during replay", n-recordedCalls)
 	}
-	rep := &render.VerifyReport{Mode: "replay"}
+	rep := &result.VerifyReport{Mode: "replay"}
 	rep.Replayed = rs.Finish()
 	if len(rep.Misses) != 0 || len(rep.Unused) != 0 || rep.Served != len(calls) || rep.Failed() {
 		t.Fatalf("report: misses %v unused %v served %d", rep.Misses, rep.Unused, rep.Served)
@@ -156,7 +157,7 @@ func TestReplayMissAndUnused(t *testing.T) {
 		t.Fatal("a miss must fail the report")
 	}
 	var text bytes.Buffer
-	if err := rep.Write(&text, "text", false); err != nil {
+	if err := render.Verify(&text, rep, "text", false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"unmatched openai request /v1/chat/completions", "closest snapshots:\n  1. .ai-snapshots/openai/", "@@ ", "requested 2 times", "3 snapshot(s) were never requested", "FAIL 3 unmatched request(s)"} {
@@ -248,7 +249,7 @@ func TestReplayReportGolden(t *testing.T) {
 				continue // the page is tested in internal/render, in a browser
 			}
 			var b bytes.Buffer
-			if err := rep.Write(&b, f, false); err != nil {
+			if err := render.Verify(&b, rep, f, false); err != nil {
 				t.Fatal(err)
 			}
 			ext := map[string]string{"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}[f]

@@ -15,8 +15,8 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
-	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -55,7 +55,7 @@ type ReplayServer struct {
 	missOrder   []string
 	synthesized map[string]bool
 	failures    []string
-	normalized  map[string]*render.NormalizedMatch // by snapshot Rel: hits that needed a key normalizer
+	normalized  map[string]*result.NormalizedMatch // by snapshot Rel: hits that needed a key normalizer
 }
 
 type miss struct {
@@ -75,7 +75,7 @@ func NewReplayServer(o ReplayOptions) *ReplayServer {
 	if gen == 0 {
 		gen = memoGeneration(ix.Len())
 	}
-	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*render.NormalizedMatch{}}
+	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*result.NormalizedMatch{}}
 }
 
 // memoGeneration is the default memo generation of a set of n snapshots:
@@ -149,7 +149,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(req.KeyNormalizers) > 0 {
 		nm := s.normalized[snap.Rel]
 		if nm == nil {
-			nm = &render.NormalizedMatch{Snapshot: s.o.Display + "/" + snap.Rel}
+			nm = &result.NormalizedMatch{Snapshot: s.o.Display + "/" + snap.Rel}
 			s.normalized[snap.Rel] = nm
 		}
 		nm.Count++
@@ -240,14 +240,14 @@ func (s *ReplayServer) Served() int {
 // Finish returns what the server saw: unmatched calls with the diff
 // against the closest snapshot, unused snapshots, the count of replayed
 // calls, synthesized replies and replay failures.
-func (s *ReplayServer) Finish() render.Replayed {
+func (s *ReplayServer) Finish() result.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := render.Replayed{Served: s.served}
+	rep := result.Replayed{Served: s.served}
 	near := NewNearest(s.ix.Snapshots())
 	for _, k := range s.missOrder {
 		m := s.misses[k]
-		out := render.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
+		out := result.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
 		if m.src != nil {
 			out.Source = m.src.Display()
 			if existsIn(s.o.Root, m.src.File) {

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -70,7 +70,7 @@ type StaticOptions struct {
 
 // Static runs every static check over the set and returns the report and
 // the checked set (for replay).
-func Static(o StaticOptions) (*render.VerifyReport, *check.SetResult, error) {
+func Static(o StaticOptions) (*result.VerifyReport, *check.SetResult, error) {
 	fi, err := os.Lstat(o.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNoSnapshotDir, o.Dir)
@@ -99,7 +99,7 @@ func Static(o StaticOptions) (*render.VerifyReport, *check.SetResult, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &render.VerifyReport{Dir: display, Mode: "static", Findings: set.Findings}
+	rep := &result.VerifyReport{Dir: display, Mode: "static", Findings: set.Findings}
 	for _, rel := range set.Rels {
 		rep.Checked = append(rep.Checked, display+"/"+rel)
 	}
