@@ -131,13 +131,20 @@ func TestScripts(t *testing.T) {
 // tfclient is a tiny application for the scripts: for each argument it sends
 // one OpenAI chat call (temperature 0, seed 42) to $OPENAI_BASE_URL with the
 // source header tfclient.go:<n>:ask, and prints the answer. TFCLIENT_STREAM=1
-// streams the calls; TFCLIENT_BYPASS=URL then GETs URL past the base URL. It exits 1 on any non-2xx answer, printing the error body.
+// streams the calls; TFCLIENT_DEFAULT=1 sends neither temperature, seed nor
+// max tokens (an SDK's default call); TFCLIENT_BYPASS=URL then GETs URL past the base URL. It exits 1 on any non-2xx answer, printing the error body.
 func tfclient() {
 	base := os.Getenv("OPENAI_BASE_URL")
 	for i, prompt := range os.Args[1:] {
 		body := map[string]any{
 			"model": "gpt-4o-mini", "temperature": 0, "seed": 42, "max_tokens": 50,
 			"messages": []any{map[string]any{"role": "user", "content": prompt}},
+		}
+		if os.Getenv("TFCLIENT_DEFAULT") == "1" {
+			// An SDK's default call: no temperature, no seed, no max tokens.
+			delete(body, "temperature")
+			delete(body, "seed")
+			delete(body, "max_tokens")
 		}
 		if os.Getenv("TFCLIENT_STREAM") == "1" {
 			body["stream"] = true
@@ -189,7 +196,8 @@ func tfclient() {
 }
 
 // tfreq sends one request, METHOD PATH [NAME=VALUE header...], to
-// $TRACEFORGE_URL with a JSON body and prints "STATUS BODY".
+// $TRACEFORGE_URL with a JSON body and prints "STATUS BODY". A header value
+// env:NAME is read from the variable NAME.
 func tfreq() {
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: tfreq METHOD PATH [NAME=VALUE...]")
@@ -204,6 +212,9 @@ func tfreq() {
 	req.Header.Set("X-Traceforge-Source", "tfreq.go:1:main")
 	for _, h := range os.Args[3:] {
 		k, v, _ := strings.Cut(h, "=")
+		if name, ok := strings.CutPrefix(v, "env:"); ok {
+			v = os.Getenv(name) // kept off the command line, which record echoes
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"net/http"
 	"net/url"
 	"sort"
@@ -34,8 +35,16 @@ func RedactView(s string, view func(string) (string, []int)) string {
 
 // credentialHeaders carry a call's credentials. Their values (and every
 // query parameter value) are scrubbed from upstream text traceforge shows.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key",
-	"X-Goog-Api-Key", "Cookie", "OpenAI-Organization", "OpenAI-Project"}
+// Everyone's (Authorization, Proxy-Authorization, Cookie, Azure's Api-Key,
+// which any OpenAI-compatible gateway may take) and each provider's
+// (Descriptor.CredentialHeaders).
+var credentialHeaders = func() []string {
+	out := []string{"Authorization", "Proxy-Authorization", "Cookie", "Api-Key"}
+	for _, d := range registry.Providers() {
+		out = append(out, d.CredentialHeaders...)
+	}
+	return out
+}()
 
 // CredentialValues returns the credential values a request carries: the
 // values of the credential headers (and an Authorization token without its

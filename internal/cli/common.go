@@ -2,6 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"github.com/spf13/pflag"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"net/url"
 	"strings"
 
@@ -55,56 +59,93 @@ func commandAfterDash(cmd *cobra.Command, args []string, name string) ([]string,
 	return nil, nil
 }
 
-// upstreamFlags are the --<provider>-upstream flags record and verify
-// --live share ("" = not given).
-type upstreamFlags struct{ OpenAI, Anthropic, Gemini, Ollama string }
-
 // upstreams are the resolved upstream base URLs, one per provider.
-type upstreams struct{ OpenAI, Anthropic, Gemini, Ollama *url.URL }
+type upstreams map[provider.Name]*url.URL
 
 // all lists them in provider order.
-func (u *upstreams) all() []*url.URL { return []*url.URL{u.OpenAI, u.Anthropic, u.Gemini, u.Ollama} }
+func (u upstreams) all() []*url.URL {
+	var out []*url.URL
+	for _, d := range registry.Providers() {
+		out = append(out, u[d.Name])
+	}
+	return out
+}
+
+// shown lists them for people, in provider order: "A, B, C and D"
+// (serve.RedactURL: no user info, query values REDACTED).
+func (u upstreams) shown() string {
+	var out []string
+	for _, x := range u.all() {
+		out = append(out, serve.RedactURL(x))
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+}
+
+// strings returns them as Config values (record.Config.Upstreams,
+// verify.LiveOptions.Upstreams).
+func (u upstreams) strings() map[provider.Name]string {
+	out := make(map[provider.Name]string, len(u))
+	for p, x := range u {
+		out[p] = x.String()
+	}
+	return out
+}
+
+// upstreamFlags defines --<provider>-upstream for every provider
+// (Descriptor.UpstreamFlag), storing the values in into; prefix starts
+// each help text ("--live: " for verify).
+func upstreamFlags(fl *pflag.FlagSet, into map[provider.Name]*string, prefix string) {
+	for _, d := range registry.Providers() {
+		v := new(string)
+		into[d.Name] = v
+		fl.StringVar(v, d.UpstreamFlag(), "", fmt.Sprintf("%s%s (default $%s, else $%s, else %s)",
+			prefix, d.UpstreamHelp, d.UpstreamEnv(), d.BaseURLEnv, d.DefaultUpstream))
+	}
+}
+
+// baseURLEnvs names every provider's base-URL variable, for hints:
+// "OPENAI_BASE_URL / ANTHROPIC_BASE_URL / …".
+func baseURLEnvs() string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, d.BaseURLEnv)
+	}
+	return strings.Join(out, " / ")
+}
 
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11,
 // §12.2): the flag, else TRACEFORGE_<P>_UPSTREAM, else the base URL the
-// provider's SDKs read that is already in the environment (OPENAI_BASE_URL,
-// ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST — an app pointed
-// at vLLM, a gateway or a remote Ollama is recorded against it), else the
-// public API (Ollama: the local server). record and verify --live share it.
-func resolveUpstreams(io *IOStreams, flags upstreamFlags) (*upstreams, error) {
-	pick := func(flag, name, sdkEnv, def string) (*url.URL, error) {
-		v, from := flag, "--"+strings.ToLower(name)+"-upstream"
-		if v == "" {
-			v, from = io.Getenv("TRACEFORGE_"+name+"_UPSTREAM"), "TRACEFORGE_"+name+"_UPSTREAM"
+// provider's SDKs read that is already in the environment
+// (Descriptor.BaseURLEnv — an app pointed at vLLM, a gateway or a remote
+// Ollama is recorded against it), else the provider's default upstream.
+// record and verify --live share it.
+func resolveUpstreams(io *IOStreams, flags map[provider.Name]*string) (upstreams, error) {
+	u := upstreams{}
+	for _, d := range registry.Providers() {
+		v, from := "", "--"+d.UpstreamFlag()
+		if f := flags[d.Name]; f != nil {
+			v = *f
 		}
 		if v == "" {
-			v, from = io.Getenv(sdkEnv), sdkEnv
-			if sdkEnv == "OLLAMA_HOST" {
-				v = serve.OllamaHostURL(v) // host:port without a scheme
+			v, from = io.Getenv(d.UpstreamEnv()), d.UpstreamEnv()
+		}
+		if v == "" {
+			v, from = io.Getenv(d.BaseURLEnv), d.BaseURLEnv
+			if d.ParseBaseURL != nil {
+				v = d.ParseBaseURL(v)
 			}
 		}
 		if v == "" {
-			v, from = def, "default"
+			v, from = d.DefaultUpstream, "default"
 		}
-		u, err := serve.ParseUpstream(v, def)
+		x, err := serve.ParseUpstream(v, d.DefaultUpstream)
 		if err != nil {
-			return nil, usageErr("e.g. "+from+" "+def, "%s upstream (from %s): %v", name, from, err)
+			return nil, usageErr("e.g. "+from+" "+d.DefaultUpstream, "%s upstream (from %s): %v", strings.ToUpper(string(d.Name)), from, err)
 		}
-		return u, nil
+		u[d.Name] = x
 	}
-	var u upstreams
-	var err error
-	if u.OpenAI, err = pick(flags.OpenAI, "OPENAI", "OPENAI_BASE_URL", serve.DefaultOpenAIUpstream); err != nil {
-		return nil, err
-	}
-	if u.Anthropic, err = pick(flags.Anthropic, "ANTHROPIC", "ANTHROPIC_BASE_URL", serve.DefaultAnthropicUpstream); err != nil {
-		return nil, err
-	}
-	if u.Gemini, err = pick(flags.Gemini, "GEMINI", "GOOGLE_GEMINI_BASE_URL", serve.DefaultGeminiUpstream); err != nil {
-		return nil, err
-	}
-	if u.Ollama, err = pick(flags.Ollama, "OLLAMA", "OLLAMA_HOST", serve.DefaultOllamaUpstream); err != nil {
-		return nil, err
-	}
-	return &u, nil
+	return u, nil
 }

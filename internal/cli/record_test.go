@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +22,6 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/finding"
-	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -435,7 +435,7 @@ func TestRecordServerModeStops(t *testing.T) {
 		done <- Main(append([]string{"record", "--listen", "127.0.0.1:0"}, e.upstreamFlags()...), io)
 	}()
 	addr := waitExports(t, out, done)
-	want := strings.Join(serve.Exports(addr), "\n") + "\n"
+	want := strings.Join(registry.Exports(addr), "\n") + "\n"
 	if out.String() != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", out.String(), want)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/traceforge/traceforge/internal/provider"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // Ollama call into e's folder through the recording proxy.
 func recordNative(t *testing.T, e *verifyEnv, up *fakeupstream.Server) {
 	t.Helper()
-	rec, err := record.New(record.Config{Dir: e.dir, GeminiUpstream: up.URL, OllamaUpstream: up.URL, ManifestInterval: -1})
+	rec, err := record.New(record.Config{Dir: e.dir, Upstreams: map[provider.Name]string{provider.Gemini: up.URL, provider.Ollama: up.URL}, ManifestInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

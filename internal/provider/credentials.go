@@ -31,19 +31,6 @@ type Credential struct {
 	Family Family
 }
 
-// FamilyOf is the family of a provider's own upstream.
-func FamilyOf(p Name) Family {
-	switch p {
-	case Anthropic:
-		return FamilyAnthropic
-	case Gemini:
-		return FamilyGoogle
-	case Ollama:
-		return FamilyOllama
-	}
-	return FamilyOpenAI
-}
-
 // FamilyOfHost is the family whose API a host name belongs to, for an
 // upstream the user pointed elsewhere than the provider's own (an Azure
 // resource as --openai-upstream, Bedrock's OpenAI-compatible endpoint); ok

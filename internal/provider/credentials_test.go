@@ -61,7 +61,7 @@ func TestForeignCredentialAndHosts(t *testing.T) {
 	if _, ok := ForeignCredential(h, nil, FamilyGoogle); ok {
 		t.Error("a Google token is foreign to Google")
 	}
-	if c, ok := ForeignCredential(h, nil, FamilyOf(OpenAI)); !ok || c.Family != FamilyGoogle {
+	if c, ok := ForeignCredential(h, nil, FamilyOpenAI); !ok || c.Family != FamilyGoogle {
 		t.Errorf("a Google token to OpenAI: %v %v", c, ok)
 	}
 	for host, want := range map[string]Family{

@@ -3,6 +3,7 @@ package record_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,7 +39,7 @@ func BenchmarkRecordCallParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer fake.Close()
-	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL})
+	rec, err := record.New(record.Config{Dir: b.TempDir(), Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func benchRecordCalls(b *testing.B, sync record.Sync, call func(url string, i in
 		b.Fatal(err)
 	}
 	defer fake.Close()
-	rec, err := record.New(record.Config{Dir: b.TempDir(), OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL, ManifestInterval: -1, Sync: sync})
+	rec, err := record.New(record.Config{Dir: b.TempDir(), Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}, ManifestInterval: -1, Sync: sync})
 	if err != nil {
 		b.Fatal(err)
 	}

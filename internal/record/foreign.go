@@ -26,7 +26,7 @@ func (r *Recorder) foreignCredential(req *http.Request, route provider.Name) (pr
 		to, name = f, t.Hostname()
 	} else {
 		u := r.Upstream(route)
-		to, name = provider.FamilyOf(route), string(route)
+		to, name = registry.Provider(route).Family, string(route)
 		if f, ok := provider.FamilyOfHost(u.Hostname()); ok {
 			to = f
 		}

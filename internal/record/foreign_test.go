@@ -3,6 +3,7 @@ package record_test
 import (
 	"bytes"
 	"context"
+	"github.com/traceforge/traceforge/internal/provider"
 	"io"
 	"net"
 	"net/http"
@@ -101,8 +102,8 @@ func TestForeignCredentialsNeverForwarded(t *testing.T) {
 			log := &syncBuffer{}
 			rec, err := record.New(record.Config{
 				Dir: filepath.Join(t.TempDir(), ".ai-snapshots"), Display: ".ai-snapshots",
-				OpenAIUpstream: sink.URL + "/v1", AnthropicUpstream: sink.URL,
-				GeminiUpstream: sink.URL, OllamaUpstream: sink.URL,
+				Upstreams: map[provider.Name]string{provider.OpenAI: sink.URL + "/v1", provider.Anthropic: sink.URL,
+					provider.Gemini: sink.URL, provider.Ollama: sink.URL},
 				Log: log, ManifestInterval: -1,
 			})
 			if err != nil {
@@ -161,14 +162,14 @@ func TestOwnCredentialsStillForwarded(t *testing.T) {
 			defer sink.Close()
 			cfg := record.Config{
 				Dir: filepath.Join(t.TempDir(), ".ai-snapshots"), Display: ".ai-snapshots",
-				OpenAIUpstream: sink.URL + "/v1", AnthropicUpstream: sink.URL,
-				GeminiUpstream: sink.URL, OllamaUpstream: sink.URL,
+				Upstreams: map[provider.Name]string{provider.OpenAI: sink.URL + "/v1", provider.Anthropic: sink.URL,
+					provider.Gemini: sink.URL, provider.Ollama: sink.URL},
 				Log: &syncBuffer{}, ManifestInterval: -1,
 			}
 			if tc.azure {
 				// The request goes to the Azure host (resolved to the sink).
 				cfg.Transport = dialTo(sink.URL)
-				cfg.OpenAIUpstream = "http://myres.openai.azure.com/openai/v1"
+				cfg.Upstreams[provider.OpenAI] = "http://myres.openai.azure.com/openai/v1"
 			}
 			rec, err := record.New(cfg)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/traceforge/traceforge/internal/provider"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,12 +75,11 @@ func newProxy(t *testing.T, dir string, fake *fakeupstream.Server, mod func(*rec
 	t.Helper()
 	log := &syncBuffer{}
 	cfg := record.Config{
-		Dir:               dir,
-		Display:           ".ai-snapshots",
-		OpenAIUpstream:    fake.URL + "/v1",
-		AnthropicUpstream: fake.URL,
-		Log:               log,
-		ManifestInterval:  -1,
+		Dir:              dir,
+		Display:          ".ai-snapshots",
+		Upstreams:        map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL},
+		Log:              log,
+		ManifestInterval: -1,
 	}
 	if mod != nil {
 		mod(&cfg)

@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"github.com/traceforge/traceforge/internal/serve"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,7 +53,7 @@ func scripted(t *testing.T, plain, stream string) *httptest.Server {
 func scriptedProxy(t *testing.T, dir string, up *httptest.Server) *proxy {
 	t.Helper()
 	fake := startFake(t, fakeupstream.Options{})
-	return newProxy(t, dir, fake, func(c *record.Config) { c.OpenAIUpstream = up.URL + "/v1" })
+	return newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.OpenAI] = up.URL + "/v1" })
 }
 
 const vendorPlain = `{"id":"chatcmpl-v","object":"chat.completion","created":1767954600,"model":"deepseek-r1",
@@ -202,13 +203,13 @@ func TestUpstreamURLCredentialsNeverShown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	fake := startFake(t, fakeupstream.Options{})
 	p := newProxy(t, dir, fake, func(c *record.Config) {
-		c.OpenAIUpstream = deadURL + "/v1?api-key=" + gatewaySecret + "&tenant=acme-tenant-77"
+		c.Upstreams[provider.OpenAI] = deadURL + "/v1?api-key=" + gatewaySecret + "&tenant=acme-tenant-77"
 	})
 	r := p.do("/v1/chat/completions", openaiChat("Hello?"), nil)
 	if r.status != http.StatusBadGateway {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	oa, _ := p.rec.Upstreams()
+	oa := serve.RedactURL(p.rec.Upstream(provider.OpenAI))
 	s := p.finish()
 	channels := map[string]string{"502 body": string(r.body), "summary": summaryText(s), "log": p.log.String(), "Upstreams": oa}
 	for name, text := range channels {

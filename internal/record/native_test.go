@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"github.com/traceforge/traceforge/internal/provider"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func snapshotFiles(t *testing.T, dir, provider string) []string {
 func TestRecordGemini(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	p := newProxy(t, dir, fake, func(c *record.Config) { c.GeminiUpstream = fake.URL })
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.Gemini] = fake.URL })
 	r := p.do("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key="+geminiKey, geminiBody("Say hi"), nil)
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") || !strings.Contains(string(r.body), "data: ") {
 		t.Fatalf("stream: %d %s\n%s", r.status, r.header.Get("Content-Type"), r.body)
@@ -96,7 +97,7 @@ func TestRecordGemini(t *testing.T) {
 func TestRecordOllama(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	p := newProxy(t, dir, fake, func(c *record.Config) { c.OllamaUpstream = fake.URL })
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.Ollama] = fake.URL })
 	r := p.do("/api/chat", ollamaChat("Say hi"), nil)
 	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/x-ndjson") || len(lines) < 2 || !strings.Contains(lines[len(lines)-1], `"done":true`) {
@@ -155,7 +156,7 @@ func TestGeminiKeyNotInUnreachableError(t *testing.T) {
 	fake.Close() // nothing listens there any more
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	const secret = "plainSecretValue123"
-	p := newProxy(t, dir, fake, func(c *record.Config) { c.GeminiUpstream = dead })
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.Gemini] = dead })
 	r := p.do("/v1beta/models/gemini-2.5-flash:generateContent?key="+secret, geminiBody("Say hi"), nil)
 	if r.status != 502 || !strings.Contains(string(r.body), `"status":"UNAVAILABLE"`) {
 		t.Fatalf("status %d: %s", r.status, r.body)
@@ -172,7 +173,7 @@ func TestGeminiKeyNotInUnreachableError(t *testing.T) {
 func TestRecordGeminiStreamWithoutSSE(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	p := newProxy(t, dir, fake, func(c *record.Config) { c.GeminiUpstream = fake.URL })
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.Gemini] = fake.URL })
 	r := p.do("/v1beta/models/gemini-2.5-flash:streamGenerateContent", geminiBody("Say hi"), map[string]string{"x-goog-api-key": geminiKey})
 	if r.status != 200 || !strings.HasPrefix(strings.TrimSpace(string(r.body)), "[") {
 		t.Fatalf("the application must get the JSON array: %d %s", r.status, r.body)

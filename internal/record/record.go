@@ -37,14 +37,6 @@ import (
 	"github.com/traceforge/traceforge/internal/source"
 )
 
-// The public APIs, used when no upstream is configured.
-const (
-	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
-	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
-	DefaultGeminiUpstream    = serve.DefaultGeminiUpstream
-	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
-)
-
 // DefaultManifestInterval is the most often the manifest is rewritten
 // while calls are recorded (DESIGN §11 "Record lifecycle").
 const DefaultManifestInterval = time.Second
@@ -75,18 +67,9 @@ type Config struct {
 	Dir string
 	// Display names the folder in findings and messages ("" = Dir).
 	Display string
-	// OpenAIUpstream is the OpenAI (or OpenAI-compatible) base URL,
-	// including its /v1 ("" = DefaultOpenAIUpstream).
-	OpenAIUpstream string
-	// AnthropicUpstream is the Anthropic base URL, without /v1
-	// ("" = DefaultAnthropicUpstream).
-	AnthropicUpstream string
-	// GeminiUpstream is the Gemini API base URL, without a version
-	// ("" = DefaultGeminiUpstream).
-	GeminiUpstream string
-	// OllamaUpstream is the Ollama server's base URL
-	// ("" = DefaultOllamaUpstream).
-	OllamaUpstream string
+	// Upstreams are the base URLs calls are forwarded to, by provider
+	// (absent or "" = the provider's Descriptor.DefaultUpstream).
+	Upstreams map[provider.Name]string
 	// Check configures the pre-write checks (the policy config).
 	Check check.Options
 	// OnlyMissing serves calls that already have a valid snapshot from the
@@ -202,8 +185,6 @@ type Recorder struct {
 	cfg       Config
 	store     *snapshot.Store
 	display   string
-	openai    *url.URL
-	anthropic *url.URL
 	upstreams map[provider.Name]*url.URL // every provider's base URL
 	transport http.RoundTripper
 	proxy     *httputil.ReverseProxy
@@ -212,6 +193,7 @@ type Recorder struct {
 	started   time.Time
 	index     *replay.Index // OnlyMissing: the set served to hits
 	chains    *chains       // response ids → snapshots (Responses chains)
+	defaulted defaultCounts // what the request defaults filled in (defaults.go)
 
 	mu         sync.Mutex
 	existing   map[string]*check.Snapshot // valid snapshots at start, by key
@@ -322,19 +304,10 @@ func New(cfg Config) (*Recorder, error) {
 		r.display = filepath.ToSlash(dir)
 	}
 	var err error
-	if r.openai, err = serve.ParseUpstream(cfg.OpenAIUpstream, DefaultOpenAIUpstream); err != nil {
-		return nil, fmt.Errorf("openai upstream: %w", err)
-	}
-	if r.anthropic, err = serve.ParseUpstream(cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
-		return nil, fmt.Errorf("anthropic upstream: %w", err)
-	}
-	r.upstreams = map[provider.Name]*url.URL{provider.OpenAI: r.openai, provider.Anthropic: r.anthropic}
-	for p, v := range map[provider.Name][2]string{
-		provider.Gemini: {cfg.GeminiUpstream, DefaultGeminiUpstream},
-		provider.Ollama: {cfg.OllamaUpstream, DefaultOllamaUpstream},
-	} {
-		if r.upstreams[p], err = serve.ParseUpstream(v[0], v[1]); err != nil {
-			return nil, fmt.Errorf("%s upstream: %w", p, err)
+	r.upstreams = map[provider.Name]*url.URL{}
+	for _, d := range registry.Providers() {
+		if r.upstreams[d.Name], err = serve.ParseUpstream(cfg.Upstreams[d.Name], d.DefaultUpstream); err != nil {
+			return nil, fmt.Errorf("%s upstream: %w", d.Name, err)
 		}
 	}
 	r.transport = cfg.Transport
@@ -399,19 +372,13 @@ func (b *bufferPool) Get() []byte {
 
 func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
-// Upstreams returns the upstream base URLs in use, as shown to people
-// (serve.RedactURL: no user info, query values REDACTED).
-func (r *Recorder) Upstreams() (openai, anthropic string) {
-	return serve.RedactURL(r.openai), serve.RedactURL(r.anthropic)
-}
-
 // Upstream returns the base URL calls of provider p are forwarded to
-// (OpenAI's for an unknown provider).
+// (the default provider's for an unknown one: registry.Default).
 func (r *Recorder) Upstream(p provider.Name) *url.URL {
 	if u, ok := r.upstreams[p]; ok {
 		return u
 	}
-	return r.openai
+	return r.upstreams[registry.Default().Name]
 }
 
 // Handler is the proxy. Whoever serves it wraps it in the shared safety

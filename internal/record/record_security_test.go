@@ -280,7 +280,7 @@ func TestCompressionBombs(t *testing.T) {
 func TestSlowStreamThroughProxy(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{ChunkDelay: 120 * time.Millisecond})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL, ManifestInterval: -1})
+	rec, err := record.New(record.Config{Dir: dir, Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}, ManifestInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

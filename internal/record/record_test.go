@@ -822,7 +822,7 @@ func TestOnlyMissing(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(dir, rel), []byte("{"), 0o644)
 		break
 	}
-	_, err := record.New(record.Config{Dir: dir, OnlyMissing: true, OpenAIUpstream: fake.URL + "/v1", AnthropicUpstream: fake.URL})
+	_, err := record.New(record.Config{Dir: dir, OnlyMissing: true, Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
 	var inv *record.InvalidSetError
 	if err == nil || !asInvalid(err, &inv) || len(inv.Findings) == 0 {
 		t.Fatalf("want InvalidSetError, got %v", err)
@@ -925,7 +925,7 @@ func TestGzipAnswer(t *testing.T) {
 func TestForwardedRequestHeaders(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	p := newProxy(t, dir, fake, func(c *record.Config) { c.OpenAIUpstream = fake.URL + "/prefix/v1" })
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.OpenAI] = fake.URL + "/prefix/v1" })
 	p.do("/v1/chat/completions", openaiChat("Headers"), map[string]string{
 		"Connection":       "X-Secret-Hop",
 		"X-Secret-Hop":     "1",
@@ -1058,7 +1058,7 @@ func gzipUpstream(t *testing.T) *httptest.Server {
 func TestGzipStreams(t *testing.T) {
 	up := gzipUpstream(t)
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, ManifestInterval: -1})
+	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", Upstreams: map[provider.Name]string{provider.OpenAI: up.URL + "/v1", provider.Anthropic: up.URL}, ManifestInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
 	"net/http"
 	"net/url"
 	"os"
@@ -270,7 +271,7 @@ func TestTargetNamesTheUpstream(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	p := newProxy(t, dir, fake, func(c *record.Config) {
-		c.OpenAIUpstream = "http://127.0.0.1:1/v1" // never used
+		c.Upstreams[provider.OpenAI] = "http://127.0.0.1:1/v1" // never used
 		c.Target = func(r *http.Request) *url.URL {
 			u, _ := url.Parse(fake.URL + "/gateway" + r.URL.Path + "?team=a")
 			return u

@@ -109,34 +109,6 @@ func NewServer(h http.Handler) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 120 * time.Second}
 }
 
-// BaseURLs returns the URLs applications use for a server at addr (host:port).
-func BaseURLs(addr string) (root, openai, anthropic string) {
-	root = "http://" + addr
-	return root, root + "/v1", root
-}
-
-// Env returns the environment variables a child command gets: each SDK's
-// base-URL variable (DESIGN §6, §12.2) — OPENAI_BASE_URL with /v1,
-// ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL without (the SDKs append
-// /v1/messages and /v1beta/models/…), OLLAMA_HOST (the Ollama clients
-// append /api/…) — and TRACEFORGE_URL.
-func Env(addr string) []string {
-	root, oa, an := BaseURLs(addr)
-	return []string{"OPENAI_BASE_URL=" + oa, "ANTHROPIC_BASE_URL=" + an, "GOOGLE_GEMINI_BASE_URL=" + root,
-		"OLLAMA_HOST=" + root, "TRACEFORGE_URL=" + root}
-}
-
-// Exports returns the lines server mode prints, one per line: Env as
-// shell exports.
-func Exports(addr string) []string {
-	env := Env(addr)
-	out := make([]string, len(env))
-	for i, kv := range env {
-		out[i] = "export " + kv
-	}
-	return out
-}
-
 // IsMaxBytes reports whether err came from the body cap.
 func IsMaxBytes(err error) bool {
 	var mbe *http.MaxBytesError

@@ -26,19 +26,6 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// Default upstreams (DESIGN §6).
-const (
-	DefaultOpenAIUpstream    = serve.DefaultOpenAIUpstream
-	DefaultAnthropicUpstream = serve.DefaultAnthropicUpstream
-	DefaultGeminiUpstream    = serve.DefaultGeminiUpstream
-	DefaultOllamaUpstream    = serve.DefaultOllamaUpstream
-)
-
-// DefaultAnthropicVersion is sent to Anthropic when a snapshot stores no
-// anthropic-version header (the API requires one). It is not part of the
-// key of such a snapshot, so sending it changes nothing traceforge compares.
-const DefaultAnthropicVersion = "2023-06-01"
-
 // maxLiveBody caps a live answer (the snapshot file cap).
 const maxLiveBody = 64 << 20
 
@@ -49,15 +36,12 @@ type LiveOptions struct {
 	Runs      int               // runs per snapshot (≥ 1)
 	// Concurrency bounds the requests in flight across all snapshots (≥ 1).
 	Concurrency int
-	// Upstream base URLs: OpenAI's includes /v1, the others do not (as
-	// the SDKs' OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL
-	// and OLLAMA_HOST).
-	OpenAIUpstream, AnthropicUpstream string
-	GeminiUpstream, OllamaUpstream    string
-	OpenAIKey, AnthropicKey           string
-	// GeminiKey is sent as x-goog-api-key; OllamaKey (optional: a local
-	// server needs none) as a bearer token.
-	GeminiKey, OllamaKey string
+	// Upstreams are the base URLs by provider, as the SDKs' base-URL
+	// variables hold them (Descriptor.BaseURLEnv: OpenAI's with its /v1).
+	Upstreams map[provider.Name]string
+	// Keys are the keys by provider, put on each request by the
+	// provider's Descriptor.LiveAuth.
+	Keys map[provider.Name]string
 	// Client sends the requests (nil: a client with a 10-minute timeout).
 	Client *http.Client
 	// Progress, when set, is called after each finished run.
@@ -195,16 +179,8 @@ func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) 
 // liveURL joins an upstream base URL and an endpoint the way the SDKs do:
 // the endpoint goes after the base URL's path, and its query (a gateway's
 // ?api-key=…) is kept.
-func liveURL(o LiveOptions, p provider.Name, e provider.Endpoint) (*url.URL, error) {
-	base, path := o.OpenAIUpstream, strings.TrimPrefix(string(e), "/v1")
-	switch p {
-	case provider.Anthropic:
-		base, path = o.AnthropicUpstream, string(e)
-	case provider.Gemini:
-		base, path = o.GeminiUpstream, string(e)
-	case provider.Ollama:
-		base, path = o.OllamaUpstream, string(e)
-	}
+func liveURL(o LiveOptions, d *provider.Descriptor, e provider.Endpoint) (*url.URL, error) {
+	base, path, p := o.Upstreams[d.Name], d.TrimVersion(string(e)), d.Name
 	u, err := url.Parse(base)
 	if err != nil {
 		// Not quoted: the value may hold a key and cannot be redacted.
@@ -250,7 +226,8 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: "encode request: " + err.Error()}
 	}
-	target, err := liveURL(o, p, e)
+	d := registry.Provider(p)
+	target, err := liveURL(o, d, e)
 	if err != nil {
 		return liveRun{err: err.Error()}
 	}
@@ -266,24 +243,10 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 			req.Header.Set(k, sv)
 		}
 	}
-	switch p {
-	case provider.Anthropic:
-		req.Header.Set("x-api-key", o.AnthropicKey)
-		if req.Header.Get("anthropic-version") == "" {
-			req.Header.Set("anthropic-version", DefaultAnthropicVersion)
-		}
-	case provider.Gemini:
-		req.Header.Set("x-goog-api-key", o.GeminiKey)
-	case provider.Ollama:
-		if o.OllamaKey != "" {
-			req.Header.Set("Authorization", "Bearer "+o.OllamaKey)
-		}
-	default:
-		req.Header.Set("Authorization", "Bearer "+o.OpenAIKey)
-	}
+	d.LiveAuth(req.Header, o.Keys[p])
 	// A credential never reaches another provider's upstream (SECURITY.md):
 	// the upstream's family is its host's when known, else p's.
-	to := provider.FamilyOf(p)
+	to := d.Family
 	if f, ok := provider.FamilyOfHost(target.Hostname()); ok {
 		to = f
 	}

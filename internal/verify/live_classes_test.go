@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/traceforge/traceforge/internal/provider"
 	"reflect"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func liveWithFailOn(t *testing.T, dir string, cfg *check.Config, up *fakeupstrea
 	rep.Upstreams = []string{"openai: " + up.URL + "/v1", "anthropic: " + up.URL}
 	rep.Live = Live(context.Background(), LiveOptions{
 		Snapshots: set.Snapshots, Display: ".ai-snapshots", Runs: runs, Concurrency: conc,
-		OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, OpenAIKey: "sk-test", AnthropicKey: "sk-ant-test",
+		Upstreams: map[provider.Name]string{provider.OpenAI: up.URL + "/v1", provider.Anthropic: up.URL}, Keys: map[provider.Name]string{provider.OpenAI: "sk-test", provider.Anthropic: "sk-ant-test"},
 		FailOn: rep.FailOn, Totals: totals,
 	})
 	return rep

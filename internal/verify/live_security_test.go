@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,8 +35,8 @@ func TestLiveErrorNeverEchoesKey(t *testing.T) {
 	rep.LiveRuns = 1
 	rep.Live = Live(context.Background(), LiveOptions{
 		Snapshots: set.Snapshots, Display: ".ai-snapshots", Runs: 1, Concurrency: 2,
-		OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL,
-		OpenAIKey: "SYNTHLIVEOPENAIKEY", AnthropicKey: "SYNTHLIVEANTHROPICKEY",
+		Upstreams: map[provider.Name]string{provider.OpenAI: up.URL + "/v1", provider.Anthropic: up.URL},
+		Keys:      map[provider.Name]string{provider.OpenAI: "SYNTHLIVEOPENAIKEY", provider.Anthropic: "SYNTHLIVEANTHROPICKEY"},
 	})
 	for _, format := range []string{"text", "json", "junit", "github"} {
 		var b bytes.Buffer
@@ -72,8 +73,8 @@ func TestLiveNeverSendsForeignCredential(t *testing.T) {
 			_, set := loadSet(t, dir, nil)
 			res := Live(context.Background(), LiveOptions{
 				Snapshots: set.Snapshots, Display: ".ai-snapshots", Runs: 1, Concurrency: 1,
-				OpenAIUpstream: sink.URL + "/v1", AnthropicUpstream: sink.URL,
-				OpenAIKey: key, AnthropicKey: "sk-ant-own-key",
+				Upstreams: map[provider.Name]string{provider.OpenAI: sink.URL + "/v1", provider.Anthropic: sink.URL},
+				Keys:      map[provider.Name]string{provider.OpenAI: key, provider.Anthropic: "sk-ant-own-key"},
 			})
 			reqs := sink.Requests()
 			if len(reqs) != 1 || reqs[0].URL.Path != "/v1/messages" {

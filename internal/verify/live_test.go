@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"github.com/traceforge/traceforge/internal/provider"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func runLive(t *testing.T, dir string, cfg *check.Config, up *fakeupstream.Serve
 	var progress []int
 	rep.Live = Live(context.Background(), LiveOptions{
 		Snapshots: set.Snapshots, Display: ".ai-snapshots", Runs: runs, Concurrency: 3,
-		OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, OpenAIKey: "sk-test", AnthropicKey: "sk-ant-test",
+		Upstreams: map[provider.Name]string{provider.OpenAI: up.URL + "/v1", provider.Anthropic: up.URL}, Keys: map[provider.Name]string{provider.OpenAI: "sk-test", provider.Anthropic: "sk-ant-test"},
 		Progress: func(done, total int) { progress = append(progress, done) },
 	})
 	if want := len(set.Snapshots) * runs; len(progress) != want || progress[len(progress)-1] != want {

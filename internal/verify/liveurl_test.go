@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
@@ -10,7 +11,7 @@ import (
 // URL's path and keeps the base URL's query (a gateway's ?api-key=…), as
 // record does; it used to append the endpoint after the query.
 func TestLiveURLKeepsTheQuery(t *testing.T) {
-	o := LiveOptions{OpenAIUpstream: "http://gw.test/openai/v1/?api-key=k&x=1", AnthropicUpstream: "http://gw.test/anth?key=k"}
+	o := LiveOptions{Upstreams: map[provider.Name]string{provider.OpenAI: "http://gw.test/openai/v1/?api-key=k&x=1", provider.Anthropic: "http://gw.test/anth?key=k"}}
 	for _, c := range []struct {
 		p    provider.Name
 		e    provider.Endpoint
@@ -19,7 +20,7 @@ func TestLiveURLKeepsTheQuery(t *testing.T) {
 		{provider.OpenAI, provider.ChatCompletions, "http://gw.test/openai/v1/chat/completions?api-key=k&x=1"},
 		{provider.Anthropic, provider.Messages, "http://gw.test/anth/v1/messages?key=k"},
 	} {
-		u, err := liveURL(o, c.p, c.e)
+		u, err := liveURL(o, registry.Provider(c.p), c.e)
 		if err != nil || u.String() != c.want {
 			t.Errorf("liveURL(%s) = %v, %v; want %s", c.p, u, err, c.want)
 		}

@@ -81,7 +81,7 @@ func TestReplayResponsesChain(t *testing.T) {
 func recordResponses(t *testing.T, up *fakeupstream.Server, calls ...call) (string, []map[string]any) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, OpenAIUpstream: up.URL + "/v1", AnthropicUpstream: up.URL, ManifestInterval: -1})
+	rec, err := record.New(record.Config{Dir: dir, Upstreams: map[provider.Name]string{provider.OpenAI: up.URL + "/v1", provider.Anthropic: up.URL}, ManifestInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

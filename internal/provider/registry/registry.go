@@ -22,32 +22,51 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/provider/anthropic/messages"
+	"github.com/traceforge/traceforge/internal/provider/anthropic"
 	"github.com/traceforge/traceforge/internal/provider/gemini"
 	"github.com/traceforge/traceforge/internal/provider/ollama"
-	"github.com/traceforge/traceforge/internal/provider/openai/chat"
-	"github.com/traceforge/traceforge/internal/provider/openai/completions"
-	"github.com/traceforge/traceforge/internal/provider/openai/embeddings"
-	"github.com/traceforge/traceforge/internal/provider/openai/responses"
+	"github.com/traceforge/traceforge/internal/provider/openai"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
 
-// formats is the explicit list of wire formats, in lookup order: Route
-// asks each in turn, and among the formats of one provider the first is the
-// provider's default (ForRecord, ForProvider). A new format is one line here.
-var formats = []provider.Format{
-	chat.New(),
-	completions.New(),
-	messages.New(),
-	responses.New(),
-	embeddings.New(),
-	gemini.NewGenerate(),
-	gemini.NewEmbed(),
-	ollama.NewChat(),
-	ollama.NewGenerate(),
-	ollama.NewEmbed(),
+// providers is the explicit list of providers (DESIGN §13.1): adding a
+// provider is one line here and a descriptor in its own package.
+var providers = []*provider.Descriptor{
+	openai.Descriptor,
+	anthropic.Descriptor,
+	gemini.Descriptor,
+	ollama.Descriptor,
+}
+
+// formats is every provider's formats, in lookup order: Route asks each in
+// turn, and among the formats of one provider the first is the provider's
+// default (ForRecord, ForProvider).
+var formats = func() []provider.Format {
+	var out []provider.Format
+	for _, d := range providers {
+		out = append(out, d.Formats...)
+	}
+	return out
+}()
+
+// Providers returns the provider descriptors in order. The slice must not
+// be modified.
+func Providers() []*provider.Descriptor { return providers }
+
+// Default is the provider of calls that name none: the first of the list,
+// OpenAI, whose format every OpenAI-compatible server speaks (DESIGN §11).
+func Default() *provider.Descriptor { return providers[0] }
+
+// Provider returns the descriptor of p; nil for an unknown provider.
+func Provider(p provider.Name) *provider.Descriptor {
+	for _, d := range providers {
+		if d.Name == p {
+			return d
+		}
+	}
+	return nil
 }
 
 // Formats returns the registered formats in lookup order. The slice must not
@@ -281,6 +300,9 @@ func parse(method, path string, header http.Header, body []byte, kc *provider.Ke
 		req.IncludeUsage = inj.IncludesUsage(m)
 	}
 	f.NormalizeStored(m)
+	if kc != nil && kc.Defaults != nil {
+		req.DefaultsApplied = kc.Defaults.ApplyDefaults(e, m)
+	}
 	req.Key, req.KeyNormalizers, err = Key(string(req.Provider), e, m, req.Headers, kc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)

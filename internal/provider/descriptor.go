@@ -1,0 +1,149 @@
+package provider
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Descriptor is everything traceforge knows about one provider outside its
+// wire formats (DESIGN §13.1): its snapshot folder, the formats it serves,
+// its upstream and how an application's SDK is pointed at traceforge, its
+// credentials, how --live authenticates and how stats read its usage. The
+// CLI's flags, the environment given to COMMAND, upstream resolution, live
+// auth, the secret rules and stats are generated from the list of
+// descriptors (provider/registry.Providers); adding a provider is one
+// descriptor in its own package and one line in that list
+// (docs/architecture.md, "Adding a provider").
+type Descriptor struct {
+	Name  Name   // snapshot folder and key provider: "openai"
+	Title string // for people: "OpenAI"
+	// Family is whose credentials the provider's upstream takes
+	// (credentials.go).
+	Family Family
+	// Formats are the provider's wire formats in lookup order; the first is
+	// the provider's default (its error shape for calls that do not parse,
+	// its format for a 1.0.0 record that no other format owns).
+	Formats []Format
+
+	// UpstreamHelp describes --<name>-upstream: "OpenAI or
+	// OpenAI-compatible base URL, with its /v1".
+	UpstreamHelp string
+	// DefaultUpstream is the upstream base URL when none is configured.
+	DefaultUpstream string
+	// VersionPrefix is the API version the base URLs carry ("/v1" for
+	// OpenAI: the application's base URL on traceforge ends in it, and so
+	// does the upstream's), trimmed from a called path before it is joined
+	// to the upstream base URL. "" = the base URLs carry no version.
+	VersionPrefix string
+	// BaseURLEnv is the variable the provider's SDKs read their base URL
+	// from: COMMAND gets it pointing at traceforge (with VersionPrefix), and
+	// when it is already set it names the upstream to record against.
+	BaseURLEnv string
+	// ParseBaseURL turns a BaseURLEnv value into a base URL (OLLAMA_HOST is
+	// host:port); nil = the value is a URL.
+	ParseBaseURL func(string) string
+
+	// KeyEnv are the variables --live reads the provider's key from, first
+	// set wins (the Gemini SDKs read GOOGLE_API_KEY, then GEMINI_API_KEY).
+	KeyEnv []string
+	// KeyOptional: --live runs without a key (a local server needs none).
+	KeyOptional bool
+	// ReplayKeyEnv is set to a placeholder for COMMAND in replay when none
+	// of KeyEnv is set, so the SDK starts without a real key ("" = none).
+	ReplayKeyEnv string
+	// LiveAuth puts key on a --live request (key may be "" when
+	// KeyOptional).
+	LiveAuth func(h http.Header, key string)
+	// CredentialHeaders carry the provider's credentials: forwarded,
+	// never stored or printed (their values are scrubbed from upstream
+	// text). Authorization, Proxy-Authorization and Cookie are everyone's.
+	CredentialHeaders []string
+
+	// Usage reads a call's token counters (the stored usage object's
+	// integer members) for stats; ok is false when they are not this
+	// provider's usage shape for endpoint.
+	Usage func(endpoint string, c map[string]int64) (u TokenUsage, ok bool)
+}
+
+// TokenUsage is one call's tokens by kind. Input excludes cache tokens
+// (they are listed apart); Total is the provider's total. Split is false
+// when the call has no usage breakdown.
+type TokenUsage struct {
+	Input      int64
+	Output     int64
+	CacheRead  int64
+	CacheWrite int64
+	Total      int64
+	Split      bool
+}
+
+// Has reports whether c holds any of keys.
+func Has(c map[string]int64, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := c[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// WithTotal sets u.Total from c[key] when present, else the sum of u's
+// parts.
+func (u TokenUsage) WithTotal(c map[string]int64, key string) TokenUsage {
+	if t, ok := c[key]; ok && key != "" {
+		u.Total = t
+	} else {
+		u.Total = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	}
+	return u
+}
+
+// UpstreamFlag is the name of the provider's upstream flag:
+// "openai-upstream".
+func (d *Descriptor) UpstreamFlag() string { return string(d.Name) + "-upstream" }
+
+// UpstreamEnv is the variable that configures the upstream when the flag is
+// not given: "TRACEFORGE_OPENAI_UPSTREAM".
+func (d *Descriptor) UpstreamEnv() string {
+	return "TRACEFORGE_" + strings.ToUpper(string(d.Name)) + "_UPSTREAM"
+}
+
+// BaseURLFor is the base URL the provider's SDKs use for a traceforge server
+// whose root URL is root.
+func (d *Descriptor) BaseURLFor(root string) string { return root + d.VersionPrefix }
+
+// TrimVersion removes the base URL's version prefix from the start of a
+// called path ("/v1/models" → "/models"), so that it can follow an
+// upstream base URL that carries the version itself.
+func (d *Descriptor) TrimVersion(p string) string {
+	v := d.VersionPrefix
+	switch {
+	case v == "":
+		return p
+	case p == v:
+		return ""
+	case strings.HasPrefix(p, v+"/"):
+		return p[len(v):]
+	}
+	return p
+}
+
+// LiveKey returns the provider's key for --live from getenv (the first of
+// KeyEnv that is set).
+func (d *Descriptor) LiveKey(getenv func(string) string) string {
+	for _, k := range d.KeyEnv {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// KeyNames lists KeyEnv in alphabetical order, for messages: the first is
+// the one a hint suggests exporting.
+func (d *Descriptor) KeyNames() []string {
+	names := slices.Clone(d.KeyEnv)
+	slices.Sort(names)
+	return names
+}
