@@ -31,7 +31,7 @@ install:
 
 # The whole suite: unit, CLI scripts, end to end with the real SDKs, and the
 # attribution helpers' own tests.
-test: deps unit selfcheck e2e helpers
+test: deps unit selfcheck e2e helpers packaging-test
 
 # What the tests need beyond Go modules, installed only when missing, so that
 # `make test` works on a fresh clone (.ci/run relies on it):
@@ -111,5 +111,32 @@ tidy-check:
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
 
+# Release packages (docs/install.md): archives for linux and darwin x amd64
+# and arm64 (static, CGO_ENABLED=0; windows does not compile: flock and
+# O_NOFOLLOW), a wheel per platform and the npm packages, with checksums.txt,
+# into dist/. The first run installs pip and hatchling, pinned with hashes
+# (packaging/requirements-build.txt), into build/packaging/venv.
+.PHONY: dist packaging-deps packaging-test
+DIST_VERSION := $(VERSION)
+DIST_PYTHON  ?= python3
+dist:
+	$(DIST_PYTHON) packaging/dist.py --version "$(DIST_VERSION)" --go "$(GO)" --ldflags "$(LDFLAGS)" --out dist
+
+# Installs what make dist built, offline, into a clean venv and a clean npm
+# project and runs it (packaging/tests/test_packages.py). pytest and httpx for
+# that venv come from a wheelhouse downloaded once, pinned with hashes
+# (packaging/requirements-test.txt).
+PACKAGING_WHEELHOUSE := build/packaging/wheelhouse
+packaging-deps: $(PACKAGING_WHEELHOUSE)/.stamp
+$(PACKAGING_WHEELHOUSE)/.stamp: packaging/requirements-test.txt
+	rm -rf $(PACKAGING_WHEELHOUSE)
+	$(DIST_PYTHON) -m pip download -q --disable-pip-version-check --require-hashes --only-binary :all: --no-deps \
+	  -d $(PACKAGING_WHEELHOUSE) -r packaging/requirements-test.txt
+	@touch $@
+
+packaging-test: dist packaging-deps
+	$(DIST_PYTHON) packaging/tests/test_packages.py --version "$(DIST_VERSION)" --dist dist --python "$(DIST_PYTHON)"
+
 clean:
 	rm -rf bin
+	rm -rf dist build/packaging
