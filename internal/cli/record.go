@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	stdio "io"
 	"net"
 	"net/url"
@@ -25,25 +27,22 @@ type recordOptions struct {
 	IO      *IOStreams
 	Factory *Factory
 
-	Listen            string
-	listenSet         bool
-	OpenAIUpstream    string
-	AnthropicUpstream string
-	GeminiUpstream    string
-	OllamaUpstream    string
-	AllowHosts        []string
-	Prune             bool
-	OnlyMissing       bool
-	DenyBypass        bool
-	Sync              string
-	Command           []string
+	Listen      string
+	listenSet   bool
+	Upstreams   map[provider.Name]*string // --<provider>-upstream
+	AllowHosts  []string
+	Prune       bool
+	OnlyMissing bool
+	DenyBypass  bool
+	Sync        string
+	Command     []string
 }
 
 func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
 	if runF == nil {
 		runF = recordRun
 	}
-	opts := &recordOptions{IO: f.IO, Factory: f}
+	opts := &recordOptions{IO: f.IO, Factory: f, Upstreams: map[provider.Name]*string{}}
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- COMMAND ARGS...]",
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
@@ -81,10 +80,7 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
-	fl.StringVar(&opts.OpenAIUpstream, "openai-upstream", "", "OpenAI or OpenAI-compatible base URL, with its /v1 (default "+record.DefaultOpenAIUpstream+")")
-	fl.StringVar(&opts.AnthropicUpstream, "anthropic-upstream", "", "Anthropic base URL, without /v1 (default "+record.DefaultAnthropicUpstream+")")
-	fl.StringVar(&opts.GeminiUpstream, "gemini-upstream", "", "Gemini API base URL, without a version (default "+record.DefaultGeminiUpstream+")")
-	fl.StringVar(&opts.OllamaUpstream, "ollama-upstream", "", "Ollama server URL (default $OLLAMA_HOST, else "+record.DefaultOllamaUpstream+")")
+	upstreamFlags(fl, opts.Upstreams, "")
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
@@ -112,7 +108,7 @@ func recordRun(o *recordOptions) error {
 	if err != nil {
 		return usageErr("run: traceforge record --sync=after-answer or --sync=before-answer", "--sync: %s", err)
 	}
-	ups, err := resolveUpstreams(io, upstreamFlags{o.OpenAIUpstream, o.AnthropicUpstream, o.GeminiUpstream, o.OllamaUpstream})
+	ups, err := resolveUpstreams(io, o.Upstreams)
 	if err != nil {
 		return err
 	}
@@ -150,7 +146,7 @@ func recordRun(o *recordOptions) error {
 		if loopsBack(u, bound) {
 			ln.Close()
 			return usageErr("point the --<provider>-upstream flags at the real API, or unset the "+
-				"OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
+				baseURLEnvs()+" exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
 		}
 	}
 	var named []string // the addresses whose host names the server answers to
@@ -167,17 +163,14 @@ func recordRun(o *recordOptions) error {
 		callLog = io.ErrOut // the recorder redacts its log itself
 	}
 	rec, err := record.New(record.Config{
-		Dir:               dir,
-		Display:           display,
-		OpenAIUpstream:    ups.OpenAI.String(),
-		AnthropicUpstream: ups.Anthropic.String(),
-		GeminiUpstream:    ups.Gemini.String(),
-		OllamaUpstream:    ups.Ollama.String(),
-		Check:             proj.CheckOptions(),
-		OnlyMissing:       o.OnlyMissing,
-		Now:               now,
-		Log:               callLog,
-		Sync:              syncMode,
+		Dir:         dir,
+		Display:     display,
+		Upstreams:   ups.strings(),
+		Check:       proj.CheckOptions(),
+		OnlyMissing: o.OnlyMissing,
+		Now:         now,
+		Log:         callLog,
+		Sync:        syncMode,
 	})
 	if err != nil {
 		var inv *record.InvalidSetError
@@ -203,9 +196,9 @@ func recordRun(o *recordOptions) error {
 
 	ctx, cancel := io.Context()
 	defer cancel()
-	forwarding := fmt.Sprintf("forwarding to %s, %s, %s and %s", serve.RedactURL(ups.OpenAI), serve.RedactURL(ups.Anthropic), serve.RedactURL(ups.Gemini), serve.RedactURL(ups.Ollama))
+	forwarding := "forwarding to " + ups.shown()
 	if len(o.Command) == 0 {
-		for _, line := range serve.Exports(bound) {
+		for _, line := range registry.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
 		}
 		fmt.Fprintf(stderr, "traceforge: recording into %s; %s; Ctrl-C to stop\n", display, forwarding)
@@ -223,7 +216,7 @@ func recordRun(o *recordOptions) error {
 	}
 
 	fmt.Fprintf(stderr, "traceforge: recording into %s; %s\n", display, forwarding)
-	env := serve.Env(bound)
+	env := registry.CommandEnv(bound)
 	if o.DenyBypass {
 		env = append(env, serve.ProxyEnv(bound)...)
 	}

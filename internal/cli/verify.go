@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"io"
 	"net"
 	"path/filepath"
@@ -45,10 +47,7 @@ type verifyOptions struct {
 	Live          bool
 	Runs          int
 	Concurrency   int
-	OpenAIUp      string
-	AnthropicUp   string
-	GeminiUp      string
-	OllamaUp      string
+	Upstreams     map[provider.Name]*string // --<provider>-upstream (--live)
 	Command       []string
 
 	// changed records which flags were given explicitly.
@@ -63,7 +62,7 @@ func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
 	if runF == nil {
 		runF = verifyRun
 	}
-	opts := &verifyOptions{IO: f.IO, Factory: f}
+	opts := &verifyOptions{IO: f.IO, Factory: f, Upstreams: map[provider.Name]*string{}}
 	cmd := &cobra.Command{
 		Use:   "verify [flags] [-- COMMAND ARGS...]",
 		Short: "Check every snapshot and hash; with a command, replay the snapshots to it offline",
@@ -126,10 +125,7 @@ command's own exit code.`,
 	fl.BoolVar(&opts.Live, "live", false, "re-send every snapshot's request upstream and report drift and nondeterminism")
 	fl.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
 	fl.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
-	fl.StringVar(&opts.OpenAIUp, "openai-upstream", "", "--live: OpenAI base URL (default $TRACEFORGE_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else "+verify.DefaultOpenAIUpstream+")")
-	fl.StringVar(&opts.AnthropicUp, "anthropic-upstream", "", "--live: Anthropic base URL (default $TRACEFORGE_ANTHROPIC_UPSTREAM, else $ANTHROPIC_BASE_URL, else "+verify.DefaultAnthropicUpstream+")")
-	fl.StringVar(&opts.GeminiUp, "gemini-upstream", "", "--live: Gemini API base URL (default $TRACEFORGE_GEMINI_UPSTREAM, else $GOOGLE_GEMINI_BASE_URL, else "+verify.DefaultGeminiUpstream+")")
-	fl.StringVar(&opts.OllamaUp, "ollama-upstream", "", "--live: Ollama server URL (default $TRACEFORGE_OLLAMA_UPSTREAM, else $OLLAMA_HOST, else "+verify.DefaultOllamaUpstream+")")
+	upstreamFlags(fl, opts.Upstreams, "--live: ")
 	return cmd
 }
 
@@ -287,18 +283,14 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 	return rs, serve.Start(ln, h), ln, nil
 }
 
-// keyEnv returns KEY=traceforge-replay for each provider key not set.
+// keyEnv returns KEY=traceforge-replay for each provider whose SDKs need
+// a key (Descriptor.ReplayKeyEnv) when none of its key variables is set.
 func keyEnv(io *IOStreams) []string {
 	var env []string
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
-		if io.Getenv(k) == "" {
-			env = append(env, k+"="+ReplayKey)
+	for _, d := range registry.Providers() {
+		if d.ReplayKeyEnv != "" && d.LiveKey(io.Getenv) == "" {
+			env = append(env, d.ReplayKeyEnv+"="+ReplayKey)
 		}
-	}
-	// The Gemini SDKs read GOOGLE_API_KEY, else GEMINI_API_KEY (and warn
-	// when both are set): one placeholder, only when neither is.
-	if io.Getenv("GOOGLE_API_KEY") == "" && io.Getenv("GEMINI_API_KEY") == "" {
-		env = append(env, "GEMINI_API_KEY="+ReplayKey)
 	}
 	return env
 }
@@ -324,7 +316,7 @@ func verifyCommand(o *verifyOptions, rep *result.VerifyReport, set *check.SetRes
 	}
 	ctx, cancel := o.context()
 	defer cancel()
-	env := append(serve.Env(ln.Addr().String()), keyEnv(o.IO)...)
+	env := append(registry.CommandEnv(ln.Addr().String()), keyEnv(o.IO)...)
 	if o.DenyBypass {
 		env = append(env, serve.ProxyEnv(ln.Addr().String())...)
 	}
@@ -368,7 +360,7 @@ func verifyServe(o *verifyOptions, rep *result.VerifyReport, set *check.SetResul
 	if err != nil {
 		return err
 	}
-	for _, line := range serve.Exports(ln.Addr().String()) {
+	for _, line := range registry.Exports(ln.Addr().String()) {
 		fmt.Fprintln(o.IO.Out, line)
 	}
 	for _, kv := range keyEnv(o.IO) {
@@ -390,29 +382,18 @@ func verifyServe(o *verifyOptions, rep *result.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	openaiUp, anthropicUp, geminiUp, ollamaUp             string
-	openaiShown, anthropicShown, geminiShown, ollamaShown string // serve.RedactURL of each, for people
-	openaiKey, anthropicKey, geminiKey, ollamaKey         string
+	ups  upstreams
+	keys map[provider.Name]string
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
-	ups, err := resolveUpstreams(o.IO, upstreamFlags{o.OpenAIUp, o.AnthropicUp, o.GeminiUp, o.OllamaUp})
+	ups, err := resolveUpstreams(o.IO, o.Upstreams)
 	if err != nil {
 		return nil, err
 	}
-	s := liveSetup{
-		openaiUp: ups.OpenAI.String(), anthropicUp: ups.Anthropic.String(),
-		geminiUp: ups.Gemini.String(), ollamaUp: ups.Ollama.String(),
-		openaiShown: serve.RedactURL(ups.OpenAI), anthropicShown: serve.RedactURL(ups.Anthropic),
-		geminiShown: serve.RedactURL(ups.Gemini), ollamaShown: serve.RedactURL(ups.Ollama),
-		openaiKey:    o.IO.Getenv("OPENAI_API_KEY"),
-		anthropicKey: o.IO.Getenv("ANTHROPIC_API_KEY"),
-		// The Gemini SDKs read GOOGLE_API_KEY first, then GEMINI_API_KEY.
-		geminiKey: o.IO.Getenv("GOOGLE_API_KEY"),
-		ollamaKey: o.IO.Getenv("OLLAMA_API_KEY"),
-	}
-	if s.geminiKey == "" {
-		s.geminiKey = o.IO.Getenv("GEMINI_API_KEY")
+	s := liveSetup{ups: ups, keys: map[provider.Name]string{}}
+	for _, d := range registry.Providers() {
+		s.keys[d.Name] = d.LiveKey(o.IO.Getenv)
 	}
 	return &s, nil
 }
@@ -424,14 +405,12 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 			need[p] = true
 		}
 	}
-	if need["openai"] && s.openaiKey == "" {
-		return usageErr("export OPENAI_API_KEY=… (the key of "+s.openaiShown+"); --live sends real requests", "--live needs OPENAI_API_KEY: the set has OpenAI snapshots")
-	}
-	if need["anthropic"] && s.anthropicKey == "" {
-		return usageErr("export ANTHROPIC_API_KEY=… (the key of "+s.anthropicShown+"); --live sends real requests", "--live needs ANTHROPIC_API_KEY: the set has Anthropic snapshots")
-	}
-	if need["gemini"] && s.geminiKey == "" {
-		return usageErr("export GEMINI_API_KEY=… (the key of "+s.geminiShown+"); --live sends real requests", "--live needs GEMINI_API_KEY or GOOGLE_API_KEY: the set has Gemini snapshots")
+	for _, d := range registry.Providers() {
+		if need[string(d.Name)] && !d.KeyOptional && s.keys[d.Name] == "" {
+			names := d.KeyNames()
+			return usageErr("export "+names[0]+"=… (the key of "+serve.RedactURL(s.ups[d.Name])+"); --live sends real requests",
+				"--live needs %s: the set has %s snapshots", strings.Join(names, " or "), d.Title)
+		}
 	}
 	rep.Mode = "live"
 	if rep.Failed() {
@@ -449,17 +428,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 			snaps = append(snaps, sn)
 		}
 	}
-	if need["openai"] {
-		rep.Upstreams = append(rep.Upstreams, "openai: "+s.openaiShown)
-	}
-	if need["anthropic"] {
-		rep.Upstreams = append(rep.Upstreams, "anthropic: "+s.anthropicShown)
-	}
-	if need["gemini"] {
-		rep.Upstreams = append(rep.Upstreams, "gemini: "+s.geminiShown)
-	}
-	if need["ollama"] {
-		rep.Upstreams = append(rep.Upstreams, "ollama: "+s.ollamaShown)
+	for _, d := range registry.Providers() {
+		if need[string(d.Name)] {
+			rep.Upstreams = append(rep.Upstreams, string(d.Name)+": "+serve.RedactURL(s.ups[d.Name]))
+		}
 	}
 	rep.LiveRuns = o.Runs
 	rep.FailOn = cfg.FailClasses()
@@ -472,10 +444,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 	defer cancel()
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
-		OpenAIUpstream: s.openaiUp, AnthropicUpstream: s.anthropicUp,
-		GeminiUpstream: s.geminiUp, OllamaUpstream: s.ollamaUp,
-		OpenAIKey: s.openaiKey, AnthropicKey: s.anthropicKey,
-		GeminiKey: s.geminiKey, OllamaKey: s.ollamaKey,
+		Upstreams: s.ups.strings(), Keys: s.keys,
 		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress

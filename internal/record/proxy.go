@@ -233,10 +233,13 @@ func (r *Recorder) target(in *http.Request) *url.URL {
 // rewriteURL points out at the call's upstream base URL followed by the
 // path the application called.
 func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
-	base := r.openai
+	d := registry.Default()
 	if c != nil {
-		base = r.Upstream(c.route)
+		if pd := registry.Provider(c.route); pd != nil {
+			d = pd
+		}
 	}
+	base := r.Upstream(d.Name)
 	restPath, restRaw := in.Path, in.EscapedPath()
 	if c != nil && c.req != nil {
 		if up, ok := c.req.Format.(provider.UpstreamPath); ok {
@@ -245,12 +248,11 @@ func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
 			}
 		}
 	}
-	if base == r.openai {
-		// The application's OpenAI base URL is http://127.0.0.1:PORT/v1 and
-		// the upstream's includes its /v1: map one onto the other.
-		restPath = trimV1(restPath)
-		restRaw = trimV1(restRaw)
-	}
+	// The application's base URL on traceforge and the upstream's both
+	// carry the provider's version prefix (OpenAI's /v1): map one onto
+	// the other.
+	restPath = d.TrimVersion(restPath)
+	restRaw = d.TrimVersion(restRaw)
 	out.Scheme = base.Scheme
 	out.Host = base.Host
 	out.Path = base.Path + restPath
@@ -266,16 +268,6 @@ func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
 	default:
 		out.RawQuery = base.RawQuery + "&" + in.RawQuery
 	}
-}
-
-func trimV1(p string) string {
-	if p == "/v1" {
-		return ""
-	}
-	if strings.HasPrefix(p, "/v1/") {
-		return p[3:]
-	}
-	return p
 }
 
 // reduceAcceptEncoding keeps only gzip, deflate and identity (DESIGN §11),
