@@ -146,6 +146,33 @@ type KeyContext struct {
 	// §12.3) to the key request after the format's key-only rules; nil =
 	// none. The registry applies it, never a format.
 	Normalize KeyNormalizer
+	// Defaults fills in the members an incoming request lacks (the
+	// project's "defaults" rules, DESIGN §13.2) before it is keyed; nil =
+	// none. Only parsing an incoming request applies it (registry.ParseWith:
+	// record forwards and stores the result, replay keys it); a stored
+	// request is keyed as it is.
+	Defaults RequestDefaults
+}
+
+// RequestDefaults fills in the members a request lacks (internal/defaults).
+// ApplyDefaults modifies request in place and returns the JSON pointers it
+// set, in order (nil when none).
+type RequestDefaults interface {
+	ApplyDefaults(endpoint Endpoint, request map[string]any) []string
+}
+
+// WithDefaults returns kc with Defaults set to d (a copy; kc may be nil).
+// With a nil d it returns kc as is.
+func WithDefaults(kc *KeyContext, d RequestDefaults) *KeyContext {
+	if d == nil {
+		return kc
+	}
+	c := KeyContext{Defaults: d}
+	if kc != nil {
+		c = *kc
+		c.Defaults = d
+	}
+	return &c
 }
 
 // KeyNormalizer rewrites the volatile values of a key request (the

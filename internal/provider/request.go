@@ -49,6 +49,10 @@ type Request struct {
 	// KeyNormalizers names the declared key normalizers that changed the
 	// key (DESIGN §12.3); nil when none did.
 	KeyNormalizers []string
+	// DefaultsApplied lists the JSON pointers the project's request
+	// defaults set in Body (KeyContext.Defaults, DESIGN §13.2), in order;
+	// nil when none. Body then differs from Raw by exactly those members.
+	DefaultsApplied []string
 	// Stream is true iff the call is answered as a stream (Format.Streams).
 	Stream bool
 	// IncludeUsage is true iff the application asked for usage in the
