@@ -254,21 +254,24 @@ class PythonInstall(unittest.TestCase):
                    "print(traceforge.binary_path())"], cwd=self.tmp, env=self.env).stdout.splitlines()
         self.assertEqual(out, [self.py_version, "['traceforge_source']", os.path.join(self.bin, "traceforge")])
 
-    def _pytest(self, *flags, expect_plugin):
-        project = os.path.join(self.tmp, f"project-{expect_plugin}")
+    def _pytest(self, *flags, mode):
+        project = os.path.join(self.tmp, f"project-{mode}")
         os.makedirs(project)
         shutil.copy(os.path.join(HERE, "python", "test_plugin.py"), project)
-        env = dict(self.env, TRACEFORGE_EXPECT_PLUGIN="1" if expect_plugin else "0")
+        env = dict(self.env, TRACEFORGE_PLUGIN=mode)
         p = run([os.path.join(self.bin, "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *flags],
                 cwd=project, env=env, check=False)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("4 passed", p.stdout)
 
     def test_pytest_plugin_from_the_entry_point(self):
-        self._pytest(expect_plugin=True)
+        self._pytest(mode="entry-point")
+
+    def test_pytest_plugin_with_the_p_flag_too(self):
+        self._pytest("-p", "traceforge_source", mode="flag")
 
     def test_pytest_plugin_can_be_turned_off(self):
-        self._pytest("-p", "no:traceforge_source", expect_plugin=False)
+        self._pytest("-p", "no:traceforge_source", mode="off")
 
 
 class NpmInstall(unittest.TestCase):

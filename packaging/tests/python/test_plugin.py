@@ -1,8 +1,9 @@
 """Run by packaging/tests/test_packages.py inside the clean venv it made:
 traceforge from the built wheel, pytest and httpx from the offline
-wheelhouse. pytest gets no -p flag, so the traceforge_source plugin is loaded
-by the wheel's pytest11 entry point or not at all; TRACEFORGE_EXPECT_PLUGIN=0
-is the run with -p no:traceforge_source.
+wheelhouse. pytest runs three times, as TRACEFORGE_PLUGIN says: "entry-point" (no -p flag: the
+wheel's pytest11 entry point must load the plugin), "flag" (-p
+traceforge_source, as the docs said before the wheel: loaded once, no
+error) and "off" (-p no:traceforge_source: not loaded).
 """
 
 import http.server
@@ -15,7 +16,8 @@ import httpx
 import pytest
 import traceforge_source
 
-EXPECT_PLUGIN = os.environ["TRACEFORGE_EXPECT_PLUGIN"] == "1"
+MODE = os.environ["TRACEFORGE_PLUGIN"]
+EXPECT_PLUGIN = MODE != "off"
 
 
 @pytest.fixture
@@ -50,14 +52,22 @@ def test_module_comes_from_the_wheel():
 
 def test_plugin_is_registered_by_the_entry_point(request):
     plugin = request.config.pluginmanager.get_plugin("traceforge_source")
-    if EXPECT_PLUGIN:
+    args = request.config.invocation_params.args
+    dists = [d.project_name for p, d in request.config.pluginmanager.list_plugin_distinfo() if p is traceforge_source]
+    if MODE == "entry-point":
         assert plugin is traceforge_source
-        assert not any("traceforge_source" in a for a in request.config.invocation_params.args)
-        # Registered from the installed distribution's pytest11 entry point.
-        dists = [d.project_name for p, d in request.config.pluginmanager.list_plugin_distinfo() if p is plugin]
+        assert not any("traceforge_source" in a for a in args)
+        assert dists == ["traceforge"]  # from the installed distribution's pytest11 entry point
+    elif MODE == "flag":
+        assert plugin is traceforge_source
+        assert "traceforge_source" in args
+        # pytest resolves -p NAME through the pytest11 entry point of that name:
+        # the same registration, once, and no "already registered" error.
         assert dists == ["traceforge"]
     else:
+        assert MODE == "off"
         assert plugin is None
+        assert dists == []
 
 
 def test_call_from_a_library_thread_is_attributed_to_the_test(loopback):
