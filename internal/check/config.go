@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/change"
+	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/normalize"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -20,9 +20,14 @@ const ConfigName = ".traceforge.json"
 
 // Exception relaxes the determinism policy for models matching a glob.
 type Exception struct {
-	Model       string   // path.Match glob on request.model
+	Model       string   // glob on request.model ("*" crosses "/", defaults.Glob)
 	Relax       []string // "temperature", "seed"
 	LiveCompare []string // fields --live compares for these models
+	// When lists conditions on the request (as a defaults rule's "when"):
+	// the exception applies only when each holds, e.g. Claude with
+	// {"/thinking/type": "enabled"}.
+	When []defaults.Assign
+	glob *defaults.Glob
 }
 
 // AllowSecret allows one secret-pattern match: the JSON pointer inside a
@@ -43,7 +48,10 @@ type Config struct {
 	// Normalize holds the declared key normalizers ("normalize"); nil when
 	// the file has none.
 	Normalize *normalize.Set
-	Path      string // where it was read from ("" = no file)
+	// Defaults holds the declared request defaults ("defaults", DESIGN
+	// §13.2); nil when the file has none.
+	Defaults *defaults.Set
+	Path     string // where it was read from ("" = no file)
 }
 
 // FailClasses returns the configured "fail_on" classes, or the default
@@ -65,10 +73,19 @@ func (c *Config) Normalizer() provider.KeyNormalizer {
 	return c.Normalize
 }
 
+// RequestDefaults is the project's declared request defaults (DESIGN
+// §13.2), nil when there are none.
+func (c *Config) RequestDefaults() provider.RequestDefaults {
+	if c == nil || c.Defaults.Len() == 0 {
+		return nil
+	}
+	return c.Defaults
+}
+
 // KeyContext is a key context carrying only the declared key normalizers
-// (nil when there are none).
+// and request defaults (nil when there are neither).
 func (c *Config) KeyContext() *provider.KeyContext {
-	return provider.WithNormalizer(nil, c.Normalizer())
+	return provider.WithDefaults(provider.WithNormalizer(nil, c.Normalizer()), c.RequestDefaults())
 }
 
 // ErrConfig wraps every configuration problem (exit 2).
@@ -126,10 +143,11 @@ func ParseConfig(data []byte) (*Config, error) {
 						if !ok || s == "" {
 							return nil, fmt.Errorf("/exceptions/%d/model must be a non-empty model name or glob", i)
 						}
-						if _, err := path.Match(s, ""); err != nil {
-							return nil, fmt.Errorf("/exceptions/%d/model: bad glob %q", i, s)
+						g, err := defaults.CompileGlob(s)
+						if err != nil {
+							return nil, fmt.Errorf("/exceptions/%d/model: %v", i, err)
 						}
-						ex.Model = s
+						ex.Model, ex.glob = s, g
 					case "relax", "live_compare":
 						arr, ok := ev.([]any)
 						if !ok {
@@ -150,8 +168,12 @@ func ParseConfig(data []byte) (*Config, error) {
 								ex.LiveCompare = append(ex.LiveCompare, s)
 							}
 						}
+					case "when":
+						if ex.When, err = defaults.ParseWhen(fmt.Sprintf("/exceptions/%d/when", i), ev); err != nil {
+							return nil, err
+						}
 					default:
-						return nil, fmt.Errorf("/exceptions/%d: unknown field %q (allowed: model, relax, live_compare)", i, ek)
+						return nil, fmt.Errorf("/exceptions/%d: unknown field %q (allowed: model, when, relax, live_compare)", i, ek)
 					}
 				}
 				if ex.Model == "" {
@@ -198,8 +220,12 @@ func ParseConfig(data []byte) (*Config, error) {
 			if cfg.Normalize, err = normalize.Parse(val); err != nil {
 				return nil, err
 			}
+		case "defaults":
+			if cfg.Defaults, err = defaults.Parse(val); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices, normalize)", k)
+			return nil, fmt.Errorf("unknown field %q (allowed: exceptions, allow_secrets, fail_on, prices, normalize, defaults)", k)
 		}
 	}
 	return cfg, nil
@@ -214,14 +240,30 @@ func keys(m map[string]bool) string {
 	return strings.Join(out, ", ")
 }
 
-// ExceptionFor returns the first exception whose glob matches model.
+// ExceptionFor returns the first exception without conditions ("when")
+// whose glob matches model ("*" matches any run of characters, "/"
+// included: "meta-llama/*", "*").
 func (c *Config) ExceptionFor(model string) *Exception {
+	return c.ExceptionForRequest(map[string]any{"model": model})
+}
+
+// ExceptionForRequest returns the first exception whose glob matches the
+// request's model and whose conditions hold in it.
+func (c *Config) ExceptionForRequest(req map[string]any) *Exception {
 	if c == nil {
 		return nil
 	}
+	model, _ := req["model"].(string)
 	for i := range c.Exceptions {
-		if ok, _ := path.Match(c.Exceptions[i].Model, model); ok {
-			return &c.Exceptions[i]
+		ex := &c.Exceptions[i]
+		var match bool
+		if ex.glob != nil && ex.glob.Pattern == ex.Model {
+			match = ex.glob.Match(model)
+		} else {
+			match = defaults.MatchGlob(ex.Model, model)
+		}
+		if match && defaults.Holds(req, ex.When) {
+			return ex
 		}
 	}
 	return nil

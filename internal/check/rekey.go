@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/finding"
 	pv "github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -90,11 +91,24 @@ func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error
 		}
 		kc := pv.WithNormalizer(pv.RecordKeyContext(parent, rec.Turn), norm)
 		e := pv.Endpoint(rec.Endpoint)
-		key, applied, err := registry.Key(s.Provider, e, rec.Request, rec.RequestHeaders, kc)
+		// Members set by request defaults follow the current "defaults"
+		// (DESIGN §13.2): the request the application's call now becomes.
+		request, defaulted, restated := defaults.Restate(opts.Config.Defaults, e, rec.Request, defaults.AppliedOf(rec.Raw))
+		if !restated {
+			request = rec.Request
+		}
+		key, applied, err := registry.Key(s.Provider, e, request, rec.RequestHeaders, kc)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Rel, err)
 		}
 		b := &built{s: s, key: key, rec: maps.Clone(rec.Raw)}
+		if restated {
+			b.rec["request"] = request
+			delete(b.rec, defaults.Field)
+			if len(defaulted) > 0 {
+				b.rec[defaults.Field] = anyList(defaulted)
+			}
+		}
 		b.rec["id"] = snapshot.IDOf(key)
 		delete(b.rec, "key_normalizers")
 		if len(applied) > 0 {
@@ -105,13 +119,20 @@ func Rekey(st *snapshot.Store, opts Options, now time.Time) (*RekeyResult, error
 			b.rec["key_normalizers"] = names
 		}
 		delete(b.rec, "lineage")
-		if pid, t, ok, err := registry.Lineage(s.Provider, e, rec.Request, rec.RequestHeaders, kc); err != nil {
+		if pid, t, ok, err := registry.Lineage(s.Provider, e, request, rec.RequestHeaders, kc); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Rel, err)
 		} else if ok {
 			b.rec["lineage"] = map[string]any{"parent_id": pid, "turn": int64(t)}
 		}
 		if err := snapshot.Rehash(b.rec); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Rel, err)
+		}
+		if restated {
+			// A request the defaults no longer complete is not written.
+			if fs := rekeyedFindings(b.rec, s, opts); len(fs) > 0 {
+				res.Refused = append(res.Refused, fs...)
+				continue
+			}
 		}
 		newID[rec.ID] = snapshot.IDOf(key)
 		if prev, ok := byKey[key]; ok {

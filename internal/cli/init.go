@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/project"
+	"github.com/traceforge/traceforge/internal/provider/preset"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -23,17 +24,29 @@ type initOptions struct {
 	Factory *Factory
 	CI      string
 	Force   bool
+	// Defaults is the request-defaults preset written into the config
+	// (init --defaults): deterministic or provider.
+	Defaults string
 }
 
 func newInitCmd(f *Factory, runF func(*initOptions) error) *cobra.Command {
 	o := &initOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "init [--ci github] [--force]",
+		Use:   "init [--defaults deterministic|provider] [--ci github] [--force]",
 		Short: "Set a project up for traceforge: empty snapshot set, config, Git merge driver, CI",
 		Long: `init prepares the project (the parent of --dir) for a team:
 
   .ai-snapshots/manifest.json   a valid empty snapshot set
-  .traceforge.json              the policy config skeleton (docs/team.md explains it)
+  .traceforge.json              the policy config: request defaults that make an
+                                app's unchanged calls recordable (docs/record.md,
+                                "Recording an existing app"), the exceptions they
+                                need, fail_on (docs/team.md explains it)
+  --defaults deterministic      (the default) temperature 0, a seed, a max-tokens
+                                value on every endpoint; models that accept only
+                                their default sampling get it plus an exception
+  --defaults provider           the providers' own default values: every call
+                                behaves as without the field; determinism relaxed
+                                for every model by one reported exception
   .gitignore                    the runtime files (lock, temp files) are ignored
   .gitattributes                manifest.json is merged by the traceforge driver
   git config                    merge.traceforge-manifest.driver, inside a Git work tree
@@ -44,7 +57,7 @@ func newInitCmd(f *Factory, runF func(*initOptions) error) *cobra.Command {
 Running init again changes nothing. A file you changed is never overwritten:
 init says which file it kept and exits 0; --force replaces it. An existing
 snapshot set is never touched, not even with --force.`,
-		Example: "  traceforge init\n  traceforge init --ci github",
+		Example: "  traceforge init\n  traceforge init --defaults provider\n  traceforge init --ci github",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -54,6 +67,7 @@ snapshot set is never touched, not even with --force.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.CI, "ci", "", "also write a CI workflow: github")
+	cmd.Flags().StringVar(&o.Defaults, "defaults", string(preset.Deterministic), "request defaults preset written into .traceforge.json: deterministic or provider")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "replace files that differ from what init writes (never the snapshot set)")
 	return cmd
 }
@@ -63,17 +77,13 @@ func gitignoreLines(dir string) []string {
 	return []string{dir + "/.lock", dir + "/**/.*.tmp-*", dir + "/.migrate-tmp/"}
 }
 
-// configSkeleton is the .traceforge.json init writes (docs/team.md comments it).
-const configSkeleton = `{
-  "exceptions": [],
-  "allow_secrets": [],
-  "fail_on": ["tool-calls", "structure", "finish", "text"]
-}
-`
-
 func initRun(o *initOptions) error {
 	if o.CI != "" && o.CI != "github" {
 		return usageErr("use --ci github", "unknown --ci %q", o.CI)
+	}
+	pre, ok := preset.Get(preset.Kind(o.Defaults))
+	if !ok {
+		return usageErr("use --defaults deterministic (the default) or --defaults provider", "unknown --defaults %q", o.Defaults)
 	}
 	proj, err := project.Locate(o.Factory.Dir, project.Options{Base: o.IO.Dir})
 	if err != nil {
@@ -115,9 +125,10 @@ func initRun(o *initOptions) error {
 		fmt.Fprintf(out, "%-9s %s\n", state, rel(p))
 		return nil
 	}
-	if err := put(filepath.Join(root, check.ConfigName), []byte(configSkeleton)); err != nil {
+	if err := put(filepath.Join(root, check.ConfigName), []byte(configTemplate(pre))); err != nil {
 		return err
 	}
+	reportPreset(out, pre)
 
 	// 3. Line files: missing lines are appended, nothing is removed.
 	for _, lf := range []struct {

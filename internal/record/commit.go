@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -88,6 +89,9 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	var rec map[string]any
 	if err == nil {
 		rec, err = registry.NewRecordKeyed(key, req.KeyNormalizers, c.lin, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp)
+	}
+	if err == nil {
+		err = defaults.Mark(rec, req.DefaultsApplied)
 	}
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,

@@ -39,7 +39,7 @@ type call struct {
 	skip bool
 	// addedUsage: the proxy added stream_options.include_usage.
 	addedUsage bool
-	original   []byte // the body as the application sent it
+	original   []byte // the body as the application sent it, with the request defaults applied
 	upstream   []byte // the body sent upstream
 	// The key (req.Key) and the lineage are computed once, at parse time,
 	// with one chains.keyContext (it resolves previous_response_id), and
@@ -113,6 +113,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
+		kc = provider.WithDefaults(kc, r.cfg.Check.Config.RequestDefaults())
 		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
@@ -120,6 +121,15 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				Message: "the request body cannot be keyed (" + perr.Error() + "); forwarded, not snapshotted",
 				Fix:     "send a JSON object body"})
 			break
+		}
+		// The project's request defaults (DESIGN §13.2) filled members the
+		// application left out: what goes upstream is what is stored.
+		if len(parsed.DefaultsApplied) > 0 {
+			if withDefaults, err := r.applyDefaults(c, parsed, body); err == nil {
+				body, c.original, c.upstream = withDefaults, withDefaults, withDefaults
+			} else {
+				c.skip = true
+			}
 		}
 		c.req = parsed
 		c.turn = 1
