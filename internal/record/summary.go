@@ -146,6 +146,12 @@ func (r *Recorder) buildSummary() *result.RecordSummary {
 	}
 	totals := r.totals.Summary()
 	s.Totals = &totals
+	var ptrs []string
+	var counts []int
+	s.Defaulted, ptrs, counts = r.DefaultsApplied()
+	for i, p := range ptrs {
+		s.DefaultsSet = append(s.DefaultsSet, result.DefaultCount{Pointer: p, Calls: counts[i]})
+	}
 	for _, p := range r.problems {
 		if p.resolvable && p.Key != "" {
 			if st := r.run[p.Key]; st != nil && st.isOK() {

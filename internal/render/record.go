@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/traceforge/traceforge/internal/result"
@@ -28,6 +29,13 @@ func Record(w io.Writer, s *result.RecordSummary, listUnrequested bool) {
 	}
 	fmt.Fprintln(rw, line)
 	fmt.Fprintf(rw, "tokens: %d, time: %s\n", s.Tokens, s.Duration.Round(time.Millisecond))
+	if s.Defaulted > 0 {
+		parts := make([]string, len(s.DefaultsSet))
+		for i, d := range s.DefaultsSet {
+			parts[i] = fmt.Sprintf("%s ×%d", d.Pointer, d.Calls)
+		}
+		fmt.Fprintf(rw, "request defaults completed %d call(s): %s\n", s.Defaulted, strings.Join(parts, ", "))
+	}
 	if s.Retried > 0 {
 		fmt.Fprintf(rw, "%d failed call(s) succeeded when retried and are not counted as failures\n", s.Retried)
 	}

@@ -42,6 +42,18 @@ type RecordSummary struct {
 	// Totals are the calls the upstream answered in this run: tokens, cost
 	// where priced, latency (the summary's last line); nil = not counted.
 	Totals *Totals
+	// Defaulted counts the calls the project's request defaults completed
+	// (DESIGN §13.2) and DefaultsSet how many calls each member was set
+	// on, in order of first use.
+	Defaulted   int
+	DefaultsSet []DefaultCount
+}
+
+// DefaultCount is how many calls of a record run one request default (a
+// JSON pointer) was set on.
+type DefaultCount struct {
+	Pointer string
+	Calls   int
 }
 
 // Failed reports whether the run could not snapshot every call (exit 1).
