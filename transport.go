@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/source"
@@ -207,7 +208,8 @@ func NewTransport(opts Options) (*Transport, error) {
 	t := &Transport{mode: opts.Mode, display: display, src: SourceTransport{Root: opts.Root}}
 
 	if opts.Mode == Replay {
-		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate, Serve: true})
+		served := replay.NewEntries(proj.Dir)
+		rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: display, Config: proj.Config, CanMigrate: project.CanMigrate, Serve: served})
 		if errors.Is(err, verify.ErrNoSnapshotDir) {
 			return nil, fmt.Errorf("traceforge: snapshot folder %s: %w (record first: %s=record go test ./...)", display, fs.ErrNotExist, ModeEnv)
 		}
@@ -220,16 +222,20 @@ func NewTransport(opts Options) (*Transport, error) {
 			return nil, &Error{Kind: ErrInvalidSet, Dir: display, Details: b.String()}
 		}
 		t.checked = rep.Checked
-		t.replay = verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: display})
+		t.replay = verify.NewReplayServer(verify.ReplayOptions{Set: set, Entries: served, Display: display})
 		t.handler = serve.Guard(t.replay.Handler(), nil, verify.Refuse)
 		return t, nil
 	}
 
+	var onlyMissing record.OnlyMissing // record --only-missing: hits are served by replay
+	if opts.Mode == RecordMissing {
+		onlyMissing = replay.NewResponder(dir)
+	}
 	rec, err := record.New(record.Config{
 		Dir:           dir,
 		Display:       display,
 		Check:         proj.CheckOptions(),
-		OnlyMissing:   opts.Mode == RecordMissing,
+		OnlyMissing:   onlyMissing,
 		Transport:     opts.Upstream,
 		LockPerCommit: true,
 		Target:        targetOf,

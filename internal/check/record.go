@@ -32,7 +32,7 @@ type Options struct {
 	Slim bool
 	// Trim, when set (and Slim is not), replaces each checked snapshot
 	// before the set keeps it: a set that is only served keeps what replay
-	// needs (replay.Compact), not every decoded record.
+	// needs (replay.Entries.Compact), not every decoded record.
 	Trim func(*Snapshot) *Snapshot
 	// Built, when set, is what the writer of the document being checked
 	// computed from the values it encoded (record, for the file it is about
@@ -78,9 +78,6 @@ type Snapshot struct {
 	// set (DESIGN §12.9 item 5); they survive Slim, like ID, ParentID and
 	// Turn.
 	ResponseID, ChainedFrom string
-	// Served is what a replay server keeps beside the snapshot to answer
-	// with it (replay.Compact sets it: the encoded reply); opaque here.
-	Served any
 }
 
 // VersionFinding returns the specification's message for an unsupported
@@ -180,7 +177,6 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
 			Message: vi.Reason, Fix: schemaFix(vi)})
 	}
-	fs = withDefaultsFixes(doc, fs)
 	// The secret scan runs even on schema-invalid files: a key must never pass unnoticed.
 	fs = append(fs, secretFindings(file, doc, opts.Config)...)
 	if fs.Errors() > 0 {
@@ -216,7 +212,6 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	}
 	s.Key = key
 	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
-	fs = append(fs, defaultsFindings(file, rec, opts.Config)...)
 	if built {
 		// The writer hashed these very values.
 	} else if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
@@ -240,7 +235,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 		fs = append(fs, lineageFindings(file, rec, parent, turn, ok)...)
 	}
 	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
-	fs = append(fs, withDefaultsFixes(doc, pf)...)
+	fs = append(fs, pf...)
 	s.Exception = ex
 	return s, fs
 }
@@ -411,7 +406,7 @@ func PolicyFindings(file, ptr string, f pv.Format, req map[string]any, cfg *Conf
 	}
 	tempPtr, seedPtr := f.Determinism()
 	model, _ := req["model"].(string)
-	ex := cfg.ExceptionForRequest(req)
+	ex := cfg.ExceptionFor(model)
 	if tempPtr == "" && seedPtr == "" {
 		return nil, nil // nothing to sample (embeddings): no policy, no exception
 	}

@@ -167,7 +167,7 @@ func recordRun(o *recordOptions) error {
 		Display:     display,
 		Upstreams:   ups.strings(),
 		Check:       proj.CheckOptions(),
-		OnlyMissing: o.OnlyMissing,
+		OnlyMissing: onlyMissing(o.OnlyMissing, dir),
 		Now:         now,
 		Log:         callLog,
 		Sync:        syncMode,

@@ -21,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/ledger"
 	"github.com/traceforge/traceforge/internal/project"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -37,7 +38,8 @@ type verifyOptions struct {
 	Shard         string
 	FailOnUnused  bool
 	DenyBypass    bool
-	root          string // the project root (for annotations of unmatched requests)
+	root          string          // the project root (for annotations of unmatched requests)
+	entries       *replay.Entries // what replay keeps beside the set it serves (verify.StaticOptions.Serve)
 	bypasses      serve.Bypasses
 	ReplayLatency bool
 	ReplayMemo    bool
@@ -216,8 +218,9 @@ func verifyRun(o *verifyOptions) error {
 	var served func()
 	if !staticOnly && !o.Live {
 		served = serveLoadGC(o.IO.Getenv)
+		o.entries = replay.NewEntries(proj.Dir)
 	}
-	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly, Serve: !staticOnly && !o.Live})
+	rep, set, err := verify.Static(verify.StaticOptions{Dir: proj.Dir, Display: proj.Display, Config: proj.Config, CanMigrate: project.CanMigrate, Shard: shard, Slim: staticOnly, Serve: o.entries})
 	if err != nil {
 		return withCode(ExitFailed, fmt.Errorf("read %s: %w", proj.Display, err), "check the folder's permissions")
 	}
@@ -259,7 +262,7 @@ const replayGrace = 5 * time.Second
 // startReplay listens and serves the replay server over the valid set.
 // replayOptions are the replay server's options for set.
 func (o *verifyOptions) replayOptions(set *check.SetResult, display string) verify.ReplayOptions {
-	ro := verify.ReplayOptions{Set: set, Display: display, Latency: o.ReplayLatency, Root: o.root}
+	ro := verify.ReplayOptions{Set: set, Entries: o.entries, Display: display, Latency: o.ReplayLatency, Root: o.root}
 	if !o.ReplayMemo {
 		ro.MemoGeneration = -1 // no memo: every request parsed and keyed
 	}

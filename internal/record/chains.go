@@ -6,7 +6,6 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
 )
 
 // chainWait is the longest a chained request waits for the answer that
@@ -23,19 +22,19 @@ const chainWait = 10 * time.Second
 type chains struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	ids      map[string]replay.ChainParent
+	ids      map[string]check.ChainParent
 	inflight int // answers forwarded and not yet finished
 }
 
 func newChains() *chains {
-	c := &chains{ids: map[string]replay.ChainParent{}}
+	c := &chains{ids: map[string]check.ChainParent{}}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
 
 // add maps a response id to a snapshot; when several snapshots answered with
 // the same id, the smallest snapshot id wins.
-func (c *chains) add(responseID string, p replay.ChainParent) {
+func (c *chains) add(responseID string, p check.ChainParent) {
 	if responseID == "" || p.ID == "" {
 		return
 	}
@@ -49,7 +48,7 @@ func (c *chains) add(responseID string, p replay.ChainParent) {
 
 // addSnapshot maps the id of a snapshot's stored response body.
 func (c *chains) addSnapshot(s *check.Snapshot) {
-	if id, p, ok := replay.ChainParentOf(s); ok {
+	if id, p, ok := check.ChainParentOf(s); ok {
 		c.add(id, p)
 	}
 }
@@ -70,7 +69,7 @@ func (c *chains) end() {
 
 // resolve finds the snapshot of a response id, waiting (at most chainWait)
 // while answers are still in flight: one of them may be the parent.
-func (c *chains) resolve(responseID string) (replay.ChainParent, bool) {
+func (c *chains) resolve(responseID string) (check.ChainParent, bool) {
 	deadline := time.Now().Add(chainWait)
 	timer := time.AfterFunc(chainWait, c.cond.Broadcast)
 	defer timer.Stop()
@@ -81,7 +80,7 @@ func (c *chains) resolve(responseID string) (replay.ChainParent, bool) {
 			return p, true
 		}
 		if c.inflight == 0 || !time.Now().Before(deadline) {
-			return replay.ChainParent{}, false
+			return check.ChainParent{}, false
 		}
 		c.cond.Wait()
 	}
@@ -93,7 +92,7 @@ func (c *chains) resolve(responseID string) (replay.ChainParent, bool) {
 // resolved to nothing.
 func (c *chains) keyContext() (kc *provider.KeyContext, missed func() []string) {
 	var mu sync.Mutex
-	memo := map[string]*replay.ChainParent{}
+	memo := map[string]*check.ChainParent{}
 	var misses []string
 	kc = &provider.KeyContext{Parent: func(responseID string) (string, int, bool) {
 		mu.Lock()

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/traceforge/traceforge/internal/replay"
+	"github.com/traceforge/traceforge/internal/check"
 )
 
 // TestChainsWaitForAnAnswerInFlight: a chained call that arrives before the
@@ -20,7 +20,7 @@ func TestChainsWaitForAnAnswerInFlight(t *testing.T) {
 	c.begin()
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		c.add("resp_1", replay.ChainParent{ID: "aaaaaaaaaaaa", Turn: 1})
+		c.add("resp_1", check.ChainParent{ID: "aaaaaaaaaaaa", Turn: 1})
 		c.end()
 	}()
 	kc, missed := c.keyContext()
@@ -29,7 +29,7 @@ func TestChainsWaitForAnAnswerInFlight(t *testing.T) {
 		t.Fatalf("resolve = %q %d %v", id, turn, ok)
 	}
 	// The smallest snapshot id wins; the call's context keeps its answer.
-	c.add("resp_1", replay.ChainParent{ID: "0aaaaaaaaaaa", Turn: 3})
+	c.add("resp_1", check.ChainParent{ID: "0aaaaaaaaaaa", Turn: 3})
 	if id, _, _ := kc.Resolve("resp_1"); id != "aaaaaaaaaaaa" {
 		t.Errorf("a call's answer changed to %s", id)
 	}

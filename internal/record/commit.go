@@ -10,11 +10,9 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
-	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
 )
@@ -68,10 +66,13 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	}
 
 	var oldRec *snapshot.Record
-	if old != nil {
+	switch {
+	case old != nil && r.cfg.OnlyMissing != nil:
 		// A compact snapshot (--only-missing) is read again; one that
 		// cannot be is recorded anew (counted as changed).
-		oldRec, _ = replay.FullRecord(old)
+		oldRec, _ = r.cfg.OnlyMissing.FullRecord(old)
+	case old != nil:
+		oldRec = old.Record
 	}
 	if oldRec != nil && provider.Equal(oldRec.Response.Fields, fields) {
 		// Same answer: the file stays as it is. Where the call was made is
@@ -89,9 +90,6 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	var rec map[string]any
 	if err == nil {
 		rec, err = registry.NewRecordKeyed(key, req.KeyNormalizers, c.lin, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp)
-	}
-	if err == nil {
-		err = defaults.Mark(rec, req.DefaultsApplied)
 	}
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,

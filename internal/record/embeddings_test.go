@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/replay"
 )
 
 // TestEmbeddingsRecordAndServe: float and base64 embeddings calls become
@@ -48,7 +49,7 @@ func TestEmbeddingsRecordAndServe(t *testing.T) {
 	}
 
 	fake.SetOptions(fakeupstream.Options{FailStatus: 500})
-	p2 := newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = true })
+	p2 := newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = replay.NewResponder(dir) })
 	for i, req := range reqs {
 		r := p2.do("/v1/embeddings", req, nil)
 		if r.status != 200 {

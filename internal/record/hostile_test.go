@@ -135,7 +135,7 @@ func TestVendorMembersSurviveRecordAndReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := httptest.NewRecorder()
-			if _, err := replay.Respond(context.Background(), rec, req, s, replay.Options{}); err != nil {
+			if _, err := replay.NewEntries("").Respond(context.Background(), rec, req, s, replay.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			var got map[string]any

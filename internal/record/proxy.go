@@ -19,7 +19,6 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -39,7 +38,7 @@ type call struct {
 	skip bool
 	// addedUsage: the proxy added stream_options.include_usage.
 	addedUsage bool
-	original   []byte // the body as the application sent it, with the request defaults applied
+	original   []byte // the body as the application sent it
 	upstream   []byte // the body sent upstream
 	// The key (req.Key) and the lineage are computed once, at parse time,
 	// with one chains.keyContext (it resolves previous_response_id), and
@@ -113,7 +112,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
-		kc = provider.WithDefaults(kc, r.cfg.Check.Config.RequestDefaults())
 		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
@@ -121,15 +119,6 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				Message: "the request body cannot be keyed (" + perr.Error() + "); forwarded, not snapshotted",
 				Fix:     "send a JSON object body"})
 			break
-		}
-		// The project's request defaults (DESIGN §13.2) filled members the
-		// application left out: what goes upstream is what is stored.
-		if len(parsed.DefaultsApplied) > 0 {
-			if withDefaults, err := r.applyDefaults(c, parsed, body); err == nil {
-				body, c.original, c.upstream = withDefaults, withDefaults, withDefaults
-			} else {
-				c.skip = true
-			}
 		}
 		c.req = parsed
 		c.turn = 1
@@ -143,8 +132,8 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			r.logf("%s: previous_response_id %s is no answer of this run or the set: keyed verbatim, no lineage (record the whole conversation in one run)", c.describe(), id)
 		}
 		r.markRequested(parsed.ID())
-		if r.index != nil {
-			if s := r.index.LookupRequest(parsed); s != nil {
+		if r.cfg.OnlyMissing != nil {
+			if s := r.cfg.OnlyMissing.Lookup(parsed); s != nil {
 				r.markRequested(s.Record.ID) // differs for a header-less (migrated) snapshot
 				r.serveHit(w, req, c, s)
 				return
@@ -184,7 +173,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 
 // serveHit answers an --only-missing hit from the set.
 func (r *Recorder) serveHit(w http.ResponseWriter, req *http.Request, c *call, s *check.Snapshot) {
-	if _, err := replay.Respond(req.Context(), w, c.req, s, replay.Options{}); err != nil {
+	if err := r.cfg.OnlyMissing.Serve(req.Context(), w, c.req, s); err != nil {
 		r.logf("serve %s from %s: %v", c.describe(), s.Rel, err)
 	}
 	r.mu.Lock()

@@ -30,7 +30,6 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -72,11 +71,13 @@ type Config struct {
 	Upstreams map[provider.Name]string
 	// Check configures the pre-write checks (the policy config).
 	Check check.Options
-	// OnlyMissing serves calls that already have a valid snapshot from the
-	// set without contacting the upstream, and records only the others.
-	// New fails with an *InvalidSetError when the set does not pass every
-	// static check.
-	OnlyMissing bool
+	// OnlyMissing, when set, serves calls that already have a valid
+	// snapshot from the set without contacting the upstream, and records
+	// only the others (record --only-missing). New fails with an
+	// *InvalidSetError when the set does not pass every static check. The
+	// CLI and the Go transport set it to a replay.Responder: record does not
+	// import replay.
+	OnlyMissing OnlyMissing
 	// (Whatever the mode, New fails with an *InvalidSetError when the set
 	// is at another format version: DESIGN §12.9 item 11.)
 	// Transport sends requests upstream (nil = a clone of
@@ -191,7 +192,6 @@ type Recorder struct {
 	handler   http.Handler
 	now       func() time.Time
 	started   time.Time
-	index     *replay.Index // OnlyMissing: the set served to hits
 	chains    *chains       // response ids → snapshots (Responses chains)
 	defaulted defaultCounts // what the request defaults filled in (defaults.go)
 
@@ -398,8 +398,8 @@ func (r *Recorder) lockTimeout() time.Duration {
 func (r *Recorder) load() error {
 	fi, err := os.Lstat(r.store.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if r.cfg.OnlyMissing {
-			r.index = replay.NewIndex(nil)
+		if r.cfg.OnlyMissing != nil {
+			r.cfg.OnlyMissing.Load(nil)
 		}
 		return nil
 	}
@@ -410,10 +410,10 @@ func (r *Recorder) load() error {
 		return fmt.Errorf("%s is not a folder", r.display)
 	}
 	opts := r.cfg.Check
-	if r.cfg.OnlyMissing {
+	if r.cfg.OnlyMissing != nil {
 		// Hits are served from the set: keep what replay needs, not every
 		// decoded record.
-		opts.Trim = func(s *check.Snapshot) *check.Snapshot { return replay.Compact(s, r.store.Dir, nil) }
+		opts.Trim = r.cfg.OnlyMissing.Trim
 	}
 	set, err := check.CheckSet(r.store, opts, nil)
 	if err != nil {
@@ -429,7 +429,7 @@ func (r *Recorder) load() error {
 		// A set at another version is never extended (DESIGN §12.9 item 11).
 		return &InvalidSetError{Display: r.display, Findings: versions, Version: true}
 	}
-	if r.cfg.OnlyMissing {
+	if r.cfg.OnlyMissing != nil {
 		var errs finding.Findings
 		for _, f := range set.Findings {
 			// An empty folder (no files, no manifest yet) is an empty set.
@@ -441,7 +441,7 @@ func (r *Recorder) load() error {
 		if len(errs) > 0 {
 			return &InvalidSetError{Display: r.display, Findings: errs}
 		}
-		r.index = replay.NewIndex(set)
+		r.cfg.OnlyMissing.Load(set)
 	}
 	valid := map[string]bool{}
 	for _, s := range set.Snapshots {

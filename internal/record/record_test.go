@@ -21,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -786,7 +787,7 @@ func TestOnlyMissing(t *testing.T) {
 	before := files(t, dir)
 	upstreamBefore := fake.Requests()
 
-	p = newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = true })
+	p = newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = replay.NewResponder(dir) })
 	r := p.do("/v1/chat/completions", openaiChat("Known question"), nil)
 	if r.status != 200 || r.header.Get(provider.HeaderSnapshotID) != hit.header.Get(provider.HeaderSnapshotID) {
 		t.Fatalf("hit not served from the set: %d %s", r.status, r.body)
@@ -822,7 +823,7 @@ func TestOnlyMissing(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(dir, rel), []byte("{"), 0o644)
 		break
 	}
-	_, err := record.New(record.Config{Dir: dir, OnlyMissing: true, Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
+	_, err := record.New(record.Config{Dir: dir, OnlyMissing: replay.NewResponder(dir), Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
 	var inv *record.InvalidSetError
 	if err == nil || !asInvalid(err, &inv) || len(inv.Findings) == 0 {
 		t.Fatalf("want InvalidSetError, got %v", err)

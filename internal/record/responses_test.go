@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/replay"
 )
 
 func responsesReq(input any) map[string]any {
@@ -159,7 +160,7 @@ func TestResponsesOnlyMissingServesChain(t *testing.T) {
 		t.Fatalf("record failed:\n%s", summaryText(s))
 	}
 	fake.SetOptions(fakeupstream.Options{FailStatus: 500})
-	p2 := newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = true })
+	p2 := newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = replay.NewResponder(dir) })
 	before := fake.Requests()
 	responsesConversation(t, p2)
 	if s := p2.finish(); s.Failed() {

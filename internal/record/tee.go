@@ -8,8 +8,8 @@ import (
 	"io"
 	"sync"
 
+	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -279,7 +279,7 @@ func (r *Recorder) complete(t *tee) {
 	}
 	// The application may chain its next call on this answer's id at once.
 	if id, ok := body["id"].(string); ok {
-		r.chains.add(id, replay.ChainParent{ID: c.req.ID(), Turn: c.turn})
+		r.chains.add(id, check.ChainParent{ID: c.req.ID(), Turn: c.turn})
 	}
 	fields, err := c.req.Format.Fields(body)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 )
 
 // The summary ends with the run's totals: every call the upstream answered
@@ -66,7 +67,7 @@ func TestSummaryTotals(t *testing.T) {
 	}
 
 	// --only-missing: the hit is served from the set, only the miss counts.
-	p = newProxy(t, dir, fake, func(c *record.Config) { withPrices(c); c.OnlyMissing = true })
+	p = newProxy(t, dir, fake, func(c *record.Config) { withPrices(c); c.OnlyMissing = replay.NewResponder(dir) })
 	p.do("/v1/chat/completions", openaiChat("First question"), nil)
 	p.do("/v1/chat/completions", openaiChat("A new question"), nil)
 	s = p.finish()

@@ -77,7 +77,7 @@ func (d *discard) Flush()                      {}
 // BenchmarkServe: what the replay server does per call (parse, lookup,
 // respond), plain and streamed, cycling through a 1,000-snapshot set.
 func BenchmarkServe(b *testing.B) {
-	ix := benchIndex(b)
+	ix, e := benchIndex(b), replay.NewEntries("")
 	for _, stream := range []bool{false, true} {
 		name := "plain"
 		if stream {
@@ -100,7 +100,7 @@ func BenchmarkServe(b *testing.B) {
 				if s == nil {
 					b.Fatal("miss")
 				}
-				if _, err := replay.Respond(context.Background(), &discard{h: http.Header{}}, req, s, replay.Options{}); err != nil {
+				if _, err := e.Respond(context.Background(), &discard{h: http.Header{}}, req, s, replay.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

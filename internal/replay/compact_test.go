@@ -18,12 +18,12 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
 
-// respondBytes is what Respond writes for req from s: status, the headers
+// respondBytes is what e.Respond writes for req from s: status, the headers
 // replay sets, and the body.
-func respondBytes(t *testing.T, req *provider.Request, s *check.Snapshot) (int, http.Header, string) {
+func respondBytes(t *testing.T, e *Entries, req *provider.Request, s *check.Snapshot) (int, http.Header, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	if _, err := Respond(context.Background(), rec, req, s, Options{}); err != nil {
+	if _, err := e.Respond(context.Background(), rec, req, s, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return rec.Code, rec.Header(), rec.Body.String()
@@ -48,8 +48,9 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 	if err != nil || !full.Valid() {
 		t.Fatalf("full set: %v %v", err, full.Findings)
 	}
+	e := NewEntries(dir)
 	served, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Trim: func(s *check.Snapshot) *check.Snapshot {
-		return Compact(s, dir, []uint64{7})
+		return e.Compact(s, []uint64{7})
 	}}, nil)
 	if err != nil || !served.Valid() {
 		t.Fatalf("served set: %v %v", err, served.Findings)
@@ -72,8 +73,8 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 			}
 			// Twice: the first compact reply builds the kept stream.
 			for range 2 {
-				fc, fh, fb := respondBytes(t, req, fs)
-				cc, ch, cb := respondBytes(t, req, cs)
+				fc, fh, fb := respondBytes(t, e, req, fs)
+				cc, ch, cb := respondBytes(t, e, req, cs)
 				if fc != cc || fb != cb || !reflect.DeepEqual(fh, ch) {
 					t.Fatalf("%s/%s %v: compact reply differs\nfull    %d %v %q\ncompact %d %v %q", it.Provider, it.Response.Content, extra, fc, fh, fb, cc, ch, cb)
 				}
@@ -82,16 +83,16 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 	}
 	for _, s := range cix.Snapshots() {
 		r := s.Record
-		if !IsCompact(s) || r.Raw != nil || r.Response.Body != nil || r.Response.Content != "" || len(r.Request) != 1 || r.Request["model"] == nil {
+		if !e.IsCompact(s) || r.Raw != nil || r.Response.Body != nil || r.Response.Content != "" || len(r.Request) != 1 || r.Request["model"] == nil {
 			t.Errorf("%s keeps more than serving needs: %+v", s.Rel, r)
 		}
 		// Its header values were built by Compact (the replies above
 		// matched the full snapshot's headers) and serving builds none.
-		if enc := compactOf(s); enc.fixed != fixedID|fixedLength|fixedStream || enc.headers.Load() != nil ||
+		if enc := e.lookup(s); enc.fixed != fixedID|fixedLength|fixedStream || enc.headers.Load() != nil ||
 			testing.AllocsPerRun(10, func() { enc.headerValues(s, enc.body); enc.headerValues(s, nil) }) != 0 {
 			t.Errorf("%s: header values not built once by Compact", s.Rel)
 		}
-		if fp, ok := Fingerprint(s); !ok || !reflect.DeepEqual(fp, []uint64{7}) {
+		if fp, ok := e.Fingerprint(s); !ok || !reflect.DeepEqual(fp, []uint64{7}) {
 			t.Errorf("%s fingerprint %v %v", s.Rel, fp, ok)
 		}
 		fs := fix.Get(s.Key)
@@ -105,31 +106,31 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 		if got, want := meta(s), meta(fs); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s metadata\n got %q\nwant %q", s.Rel, got, want)
 		}
-		wantBody, wantSynth, _ := Body(fs)
-		gotBody, gotSynth, err := Body(s)
+		wantBody, wantSynth, _ := e.Body(fs)
+		gotBody, gotSynth, err := e.Body(s)
 		if err != nil || gotSynth != wantSynth || !reflect.DeepEqual(gotBody, wantBody) {
 			t.Errorf("%s Body: %v %v, want synthesized %v", s.Rel, err, gotSynth, wantSynth)
 		}
-		rec, err := FullRecord(s)
+		rec, err := e.FullRecord(s)
 		if err != nil || !reflect.DeepEqual(rec, fs.Record) {
 			t.Errorf("%s FullRecord: %v\n got %+v\nwant %+v", s.Rel, err, rec, fs.Record)
 		}
 		if !reflect.DeepEqual(r.RequestHeaders, fs.Record.RequestHeaders) || r.Request["model"] != fs.Record.Request["model"] {
 			t.Errorf("%s: headers %v model %v, want %v %v", s.Rel, r.RequestHeaders, r.Request["model"], fs.Record.RequestHeaders, fs.Record.Request["model"])
 		}
-		if IsCompact(fs) {
+		if e.IsCompact(fs) {
 			t.Errorf("%s: a full snapshot reports compact", fs.Rel)
 		}
 		// A copy of a compact snapshot sharing its record is served like it;
 		// one given another record is not: the encoded reply belongs to the
 		// record it was made from.
-		if cp := *s; !IsCompact(&cp) {
+		if cp := *s; !e.IsCompact(&cp) {
 			t.Errorf("%s: a copy sharing the compact record does not report compact", s.Rel)
 		}
-		if cp := *s; func() bool { cp.Record = fs.Record; return IsCompact(&cp) }() {
+		if cp := *s; func() bool { cp.Record = fs.Record; return e.IsCompact(&cp) }() {
 			t.Errorf("%s: a copy with another record reports compact", s.Rel)
 		}
-		if _, ok := Fingerprint(fs); ok {
+		if _, ok := e.Fingerprint(fs); ok {
 			t.Errorf("%s: a full snapshot has a fingerprint", fs.Rel)
 		}
 	}
@@ -150,7 +151,7 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(s.Rel)), []byte(`{"version":"1.1.0","snapshots":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FullRecord(s); err == nil || !strings.Contains(err.Error(), s.Rel) {
+	if _, err := e.FullRecord(s); err == nil || !strings.Contains(err.Error(), s.Rel) {
 		t.Fatalf("FullRecord of a rewritten file: %v", err)
 	}
 }
@@ -159,18 +160,19 @@ func TestCompactRespondsLikeFull(t *testing.T) {
 // for every streamed reply, and the reply is the full snapshot's.
 func TestCompactLargeStream(t *testing.T) {
 	big := bigAnswer(keepLimit * 2)
-	c := Compact(big, t.TempDir(), nil)
+	e := NewEntries(t.TempDir())
+	c := e.Compact(big, nil)
 	for _, stream := range []bool{false, true} {
 		req := bigRequest(t, big, stream)
 		for range 2 {
-			fc, fh, fb := respondBytes(t, req, big)
-			cc, ch, cb := respondBytes(t, req, c)
+			fc, fh, fb := respondBytes(t, e, req, big)
+			cc, ch, cb := respondBytes(t, e, req, c)
 			if fc != cc || fb != cb || !reflect.DeepEqual(fh, ch) {
 				t.Fatalf("stream=%v: compact reply differs (%d vs %d bytes)", stream, len(fb), len(cb))
 			}
 		}
 	}
-	if got := encodedOf(c).cachedStream(false); got != nil {
+	if got := e.entry(c).cachedStream(false); got != nil {
 		t.Fatalf("a %d-byte stream was kept", keepLimit*2)
 	}
 }

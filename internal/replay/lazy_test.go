@@ -84,9 +84,10 @@ func TestStreamedReplayFirstByteBeforeStreamIsBuilt(t *testing.T) {
 	s := bigAnswer(size)
 	req := bigRequest(t, s, true)
 	w := &firstWrite{h: http.Header{}}
+	e := NewEntries("")
 	runtime.GC()
 	w.before = totalAlloc()
-	_, err := Respond(context.Background(), w, req, s, Options{})
+	_, err := e.Respond(context.Background(), w, req, s, Options{})
 	if !errors.Is(err, errStop) {
 		t.Fatalf("Respond = %v, want the writer's error", err)
 	}
@@ -96,7 +97,7 @@ func TestStreamedReplayFirstByteBeforeStreamIsBuilt(t *testing.T) {
 	if w.allocated >= size {
 		t.Fatalf("%d bytes allocated before the first byte of a %d-byte answer: the stream is built before it is sent", w.allocated, size)
 	}
-	if enc := encodedOf(s); enc.cachedStream(false) != nil {
+	if enc := e.entry(s); enc.cachedStream(false) != nil {
 		t.Fatal("a broken-off stream was kept")
 	}
 }
@@ -127,17 +128,18 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // never held.
 func TestSmallStreamsKeptLargeOnesNot(t *testing.T) {
 	small := bigAnswer(1000)
+	e := NewEntries("")
 	var first, second countingWriter
 	first.h, second.h = http.Header{}, http.Header{}
 	first.keep, second.keep = true, true
-	if _, err := Respond(context.Background(), &first, bigRequest(t, small, true), small, Options{}); err != nil {
+	if _, err := e.Respond(context.Background(), &first, bigRequest(t, small, true), small, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	kept := encodedOf(small).cachedStream(false)
+	kept := e.entry(small).cachedStream(false)
 	if kept == nil || len(kept) != first.events {
 		t.Fatalf("small stream not kept: %d events kept, %d sent", len(kept), first.events)
 	}
-	if _, err := Respond(context.Background(), &second, bigRequest(t, small, true), small, Options{}); err != nil {
+	if _, err := e.Respond(context.Background(), &second, bigRequest(t, small, true), small, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if first.text.String() != second.text.String() {
@@ -146,10 +148,10 @@ func TestSmallStreamsKeptLargeOnesNot(t *testing.T) {
 	large := bigAnswer(keepLimit * 2)
 	var out countingWriter
 	out.h = http.Header{}
-	if _, err := Respond(context.Background(), &out, bigRequest(t, large, true), large, Options{}); err != nil {
+	if _, err := e.Respond(context.Background(), &out, bigRequest(t, large, true), large, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if out.bytes <= keepLimit || encodedOf(large).cachedStream(false) != nil {
+	if out.bytes <= keepLimit || e.entry(large).cachedStream(false) != nil {
 		t.Fatalf("large stream (%d bytes) kept", out.bytes)
 	}
 }
@@ -160,6 +162,7 @@ func TestSmallStreamsKeptLargeOnesNot(t *testing.T) {
 func BenchmarkReplayLarge(b *testing.B) {
 	for _, size := range []int{1 << 20, 16 << 20} {
 		s := bigAnswer(size)
+		e := NewEntries("")
 		for _, stream := range []bool{false, true} {
 			name := fmt.Sprintf("%dMB/plain", size>>20)
 			if stream {
@@ -170,7 +173,7 @@ func BenchmarkReplayLarge(b *testing.B) {
 				b.SetBytes(int64(size))
 				for b.Loop() {
 					w := &countingWriter{h: http.Header{}}
-					if _, err := Respond(context.Background(), w, req, s, Options{}); err != nil {
+					if _, err := e.Respond(context.Background(), w, req, s, Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}

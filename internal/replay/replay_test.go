@@ -116,7 +116,7 @@ func TestRespond(t *testing.T) {
 		snapshottest.AnthropicMessage("synthesized body"),
 	}
 	set := loadSet(t, items...)
-	ix := NewIndex(set)
+	ix, e := NewIndex(set), NewEntries("")
 	for _, it := range items {
 		for _, stream := range []bool{false, true} {
 			name := it.Provider + "/" + it.Response.Content
@@ -146,7 +146,7 @@ func TestRespond(t *testing.T) {
 				}
 				rec := httptest.NewRecorder()
 				var slept time.Duration
-				res, err := Respond(context.Background(), rec, req, s, Options{Latency: true, Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
+				res, err := e.Respond(context.Background(), rec, req, s, Options{Latency: true, Sleep: func(_ context.Context, d time.Duration) error { slept = d; return nil }})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -227,7 +227,7 @@ func TestLookupRequestHeaderlessSnapshots(t *testing.T) {
 // next reply.
 func TestRespondHeadersPerReply(t *testing.T) {
 	it := withBody(snapshottest.OpenAIChat("stored body"))
-	ix := NewIndex(loadSet(t, it))
+	ix, e := NewIndex(loadSet(t, it)), NewEntries("")
 	for i, stream := range []bool{true, false, true, false} {
 		extra := map[string]any{}
 		if stream {
@@ -239,7 +239,7 @@ func TestRespondHeadersPerReply(t *testing.T) {
 		}
 		s := ix.Lookup(req.Key)
 		rec := httptest.NewRecorder()
-		if _, err := Respond(context.Background(), rec, req, s, Options{}); err != nil {
+		if _, err := e.Respond(context.Background(), rec, req, s, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		h := rec.Header()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -48,11 +49,12 @@ func BenchmarkReplayHTTP(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		_, set, err := Static(StaticOptions{Dir: dir, Serve: true})
+		served := replay.NewEntries(dir)
+		_, set, err := Static(StaticOptions{Dir: dir, Serve: served})
 		if err != nil || !set.Valid() {
 			b.Fatalf("%s: %v %v", kind, err, set.Findings)
 		}
-		rs := NewReplayServer(ReplayOptions{Set: set, Display: "set", MemoGeneration: *replayMemo})
+		rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: "set", MemoGeneration: *replayMemo})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)

@@ -63,14 +63,18 @@ type Candidate struct {
 // It computes each snapshot's features once, so that every miss costs one
 // pass of set intersections: fast on large sets (BenchmarkNearest).
 type Nearest struct {
-	snaps []*check.Snapshot
-	once  sync.Once
-	feats [][]uint64 // sorted, deduplicated features per snapshot
-	model []string
+	snaps   []*check.Snapshot
+	entries *replay.Entries // where compact snapshots keep their fingerprints (nil: none are compact)
+	once    sync.Once
+	feats   [][]uint64 // sorted, deduplicated features per snapshot
+	model   []string
 }
 
-// NewNearest prepares snaps (the checked set's valid snapshots).
-func NewNearest(snaps []*check.Snapshot) *Nearest { return &Nearest{snaps: snaps} }
+// NewNearest prepares snaps (the checked set's valid snapshots); entries
+// are the set's replay entries (nil when the set is not compact).
+func NewNearest(snaps []*check.Snapshot, entries *replay.Entries) *Nearest {
+	return &Nearest{snaps: snaps, entries: entries}
+}
 
 func (n *Nearest) prepare() {
 	n.once.Do(func() {
@@ -80,7 +84,7 @@ func (n *Nearest) prepare() {
 			if s.Record == nil {
 				continue
 			}
-			if fp, ok := replay.Fingerprint(s); ok {
+			if fp, ok := n.entries.Fingerprint(s); ok {
 				n.feats[i] = fp
 			} else {
 				n.feats[i] = features(s.Record.Request)
@@ -148,9 +152,10 @@ func tier(c Candidate) int {
 }
 
 // Closest returns the snapshot of req's provider closest to req (Nearest's
-// first), nil when the set has none of that provider.
-func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot) *check.Snapshot {
-	if c := NewNearest(snaps).Find(req, src, 1); len(c) > 0 {
+// first), nil when the set has none of that provider; entries are the
+// set's replay entries (nil when it is not compact).
+func Closest(req *provider.Request, src *source.Source, snaps []*check.Snapshot, entries *replay.Entries) *check.Snapshot {
+	if c := NewNearest(snaps, entries).Find(req, src, 1); len(c) > 0 {
 		return c[0].Snapshot
 	}
 	return nil
@@ -229,7 +234,7 @@ func jaccard(a, b []uint64) float64 {
 // with the JSON-pointer changes from the snapshot's key request to the
 // request's (under kc, so a volatile value a rule rewrites is not a
 // change), and the unified diff against the first.
-func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext) (near []result.Near, diff string) {
+func explain(display string, cands []Candidate, req *provider.Request, kc *provider.KeyContext, entries *replay.Entries) (near []result.Near, diff string) {
 	b := keyDocument(string(req.Provider), req.Endpoint, req.Body, req.Headers, kc)
 	var norm provider.KeyNormalizer
 	if kc != nil {
@@ -237,7 +242,7 @@ func explain(display string, cands []Candidate, req *provider.Request, kc *provi
 	}
 	for i, c := range cands {
 		s := c.Snapshot
-		rec, err := replay.FullRecord(s)
+		rec, err := entries.FullRecord(s)
 		if err != nil {
 			// The file went away or changed while serving: say so instead
 			// of comparing against a partial record.

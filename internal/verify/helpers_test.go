@@ -16,6 +16,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
@@ -257,10 +258,13 @@ func loadSet(t testing.TB, dir string, cfg *check.Config) (*result.VerifyReport,
 }
 
 // loadServed is loadSet keeping only what replay needs (StaticOptions.Serve),
-// as verify --serve and verify -- COMMAND load the set.
-func loadServed(t testing.TB, dir string, cfg *check.Config) (*result.VerifyReport, *check.SetResult) {
+// as verify --serve and verify -- COMMAND load the set; the replay server
+// is given the entries (ReplayOptions.Entries).
+func loadServed(t testing.TB, dir string, cfg *check.Config) (*result.VerifyReport, *check.SetResult, *replay.Entries) {
 	t.Helper()
-	return load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg, Serve: true})
+	entries := replay.NewEntries(dir)
+	rep, set := load(t, StaticOptions{Dir: dir, Display: ".ai-snapshots", Config: cfg, Serve: entries})
+	return rep, set, entries
 }
 
 func load(t testing.TB, o StaticOptions) (*result.VerifyReport, *check.SetResult) {

@@ -166,6 +166,6 @@ func writeItems(t *testing.T, items ...snapshottest.Item) string {
 // servedBy is a replay server over the set in dir with the given memo size.
 func servedBy(t *testing.T, dir string, memoGeneration int) *ReplayServer {
 	t.Helper()
-	_, set := loadServed(t, dir, nil)
-	return NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", MemoGeneration: memoGeneration})
+	_, set, served := loadServed(t, dir, nil)
+	return NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots", MemoGeneration: memoGeneration})
 }

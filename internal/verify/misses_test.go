@@ -13,7 +13,6 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/render"
-	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/result"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -59,8 +58,8 @@ func missSet(t *testing.T) string {
 // the project, else at the closest snapshot.
 func TestMissesExplained(t *testing.T) {
 	root := missSet(t)
-	_, set := loadServed(t, filepath.Join(root, ".ai-snapshots"), nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Root: root})
+	_, set, served := loadServed(t, filepath.Join(root, ".ai-snapshots"), nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots", Root: root})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
@@ -143,12 +142,12 @@ func TestNearestSkipsOtherProviders(t *testing.T) {
 	if _, err := snapshottest.WriteSet(dir, snapshottest.OpenAIChat("a"), snapshottest.AnthropicMessage("a"), snapshottest.AnthropicMessage("b")); err != nil {
 		t.Fatal(err)
 	}
-	_, set := loadServed(t, dir, nil)
+	_, set, served := loadServed(t, dir, nil)
 	req, err := registry.Parse("POST", "/v1/chat/completions", nil, marshalJSON(t, snapshottest.OpenAIChat("b").Request))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := NewNearest(set.Snapshots).Find(req, nil, NearestCount)
+	got := NewNearest(set.Snapshots, served).Find(req, nil, NearestCount)
 	if len(got) != 1 || got[0].Snapshot.Provider != "openai" {
 		t.Fatalf("got %+v", got)
 	}
@@ -174,12 +173,12 @@ func BenchmarkNearest(b *testing.B) {
 		b.Fatal(err)
 	}
 	src := source.Source{File: "app/x.go", Line: 2, Function: "f"}
-	near := NewNearest(snaps)
+	near := NewNearest(snaps, nil)
 	near.Find(req, &src, NearestCount) // features, once per set
 	b.ResetTimer()
 	for b.Loop() {
 		cands := near.Find(req, &src, NearestCount)
-		if _, d := explain(".ai-snapshots", cands, req, nil); d == "" {
+		if _, d := explain(".ai-snapshots", cands, req, nil, nil); d == "" {
 			b.Fatal("no diff")
 		}
 	}
@@ -198,7 +197,7 @@ func BenchmarkNearestCold(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if len(NewNearest(snaps).Find(req, nil, NearestCount)) != NearestCount {
+		if len(NewNearest(snaps, nil).Find(req, nil, NearestCount)) != NearestCount {
 			b.Fatal("short")
 		}
 	}
@@ -218,8 +217,8 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 	if _, err := snapshottest.WriteSet(dir, it); err != nil {
 		t.Fatal(err)
 	}
-	_, set := loadServed(t, dir, cfg)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	_, set, served := loadServed(t, dir, cfg)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	c := call{name: "n", provider: provider.OpenAI, path: "/v1/chat/completions"}
@@ -261,13 +260,13 @@ func TestReplayMatchedViaNormalizers(t *testing.T) {
 func TestMissExplainedFromServedSetRereadsFiles(t *testing.T) {
 	root := missSet(t)
 	dir := filepath.Join(root, ".ai-snapshots")
-	_, set := loadServed(t, dir, nil)
+	_, set, served := loadServed(t, dir, nil)
 	for _, s := range set.Snapshots {
-		if !replay.IsCompact(s) || len(s.Record.Request) != 1 {
+		if !served.IsCompact(s) || len(s.Record.Request) != 1 {
 			t.Fatalf("%s: the served set keeps the request %v", s.Rel, s.Record.Request)
 		}
 	}
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Root: root})
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots", Root: root})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	changed := snapshottest.OpenAIChat("Summarize the report for Tuesday").Request

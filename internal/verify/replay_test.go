@@ -28,8 +28,8 @@ func TestReplayReproducesUpstream(t *testing.T) {
 	recordedCalls := up.Requests()
 	up.Close()
 
-	_, set := loadServed(t, rec.dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	_, set, served := loadServed(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
@@ -92,8 +92,8 @@ func TestReplayMissAndUnused(t *testing.T) {
 	calls = append(calls, table()[6])
 	rec := recordTable(t, up, calls)
 	up.Close()
-	_, set := loadServed(t, rec.dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	_, set, served := loadServed(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
@@ -175,7 +175,7 @@ func TestClosestPrefersSourceThenModel(t *testing.T) {
 		{"c", provider.OpenAI, "/v1/chat/completions", openaiChat("Gamma prompt about cats and dogs", nil), nil},
 	}
 	rec := recordTable(t, up, calls)
-	_, set := loadServed(t, rec.dir, nil)
+	_, set, served := loadServed(t, rec.dir, nil)
 	rel := func(c call, i int) string {
 		for _, s := range set.Snapshots {
 			if s.Record.Source == c.source(i) {
@@ -194,14 +194,14 @@ func TestClosestPrefersSourceThenModel(t *testing.T) {
 	}
 	// Same source wins even with another model.
 	src := calls[1].source(1)
-	if got := Closest(parse(openaiChat("Alpha prompt about cats!", nil)), &src, set.Snapshots); got.Rel != rel(calls[1], 1) {
+	if got := Closest(parse(openaiChat("Alpha prompt about cats!", nil)), &src, set.Snapshots, served); got.Rel != rel(calls[1], 1) {
 		t.Errorf("same source: got %s", got.Rel)
 	}
 	// Without a source, same model and endpoint first, then similar messages.
-	if got := Closest(parse(openaiChat("Gamma prompt about cats and dogs!", nil)), nil, set.Snapshots); got.Rel != rel(calls[2], 2) {
+	if got := Closest(parse(openaiChat("Gamma prompt about cats and dogs!", nil)), nil, set.Snapshots, served); got.Rel != rel(calls[2], 2) {
 		t.Errorf("similar messages: got %s", got.Rel)
 	}
-	if got := Closest(parse(openaiChat("Beta prompt about dogs", map[string]any{"model": "gpt-4o", "seed": 8})), nil, set.Snapshots); got.Rel != rel(calls[1], 1) {
+	if got := Closest(parse(openaiChat("Beta prompt about dogs", map[string]any{"model": "gpt-4o", "seed": 8})), nil, set.Snapshots, served); got.Rel != rel(calls[1], 1) {
 		t.Errorf("same model: got %s", got.Rel)
 	}
 }
@@ -212,8 +212,8 @@ func TestReplayReportGolden(t *testing.T) {
 	legacy := snapshottest.OpenAIChat("a snapshot migrated from 0.9.0, without body")
 	rec := recordTable(t, up, calls, legacy)
 	up.Close()
-	_, set := loadServed(t, rec.dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	_, set, served := loadServed(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 
@@ -279,8 +279,8 @@ func TestReplayLatencyAndGuard(t *testing.T) {
 	up := startUpstream(t, fakeupstream.Options{})
 	calls := table()[:1]
 	rec := recordTable(t, up, calls)
-	_, set := loadServed(t, rec.dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots", Latency: true})
+	_, set, served := loadServed(t, rec.dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots", Latency: true})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 	start := time.Now()

@@ -36,8 +36,8 @@ func TestReplayResponsesChain(t *testing.T) {
 	a := upstream[0]
 	up.Close()
 
-	_, set := loadServed(t, dir, nil)
-	rs := NewReplayServer(ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	_, set, served := loadServed(t, dir, nil)
+	rs := NewReplayServer(ReplayOptions{Set: set, Entries: served, Display: ".ai-snapshots"})
 	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, Refuse))
 	defer srv.Close()
 

@@ -26,6 +26,10 @@ type ReplayOptions struct {
 	// Set is the checked set; only its valid snapshots are served. Callers
 	// start a replay server only when the static checks passed.
 	Set *check.SetResult
+	// Entries are what replay keeps beside the set's snapshots: those the
+	// static check compacted the set into (StaticOptions.Serve) when it did,
+	// else nil (a full set: the server makes its own).
+	Entries *replay.Entries
 	// Display names the snapshot folder in reports.
 	Display string
 	// Root is the project root: an unmatched request's GitHub annotation
@@ -45,9 +49,10 @@ type ReplayOptions struct {
 // recorded response, a miss a 404 in the provider's error shape. It keeps
 // what it saw for the report.
 type ReplayServer struct {
-	o    ReplayOptions
-	ix   *replay.Index
-	memo *replay.Memo // requests that hit, by replay.RequestDigest
+	o       ReplayOptions
+	ix      *replay.Index
+	entries *replay.Entries // the encoded replies (and compact snapshots' data) of the set
+	memo    *replay.Memo    // requests that hit, by replay.RequestDigest
 
 	mu          sync.Mutex
 	served      int
@@ -75,7 +80,12 @@ func NewReplayServer(o ReplayOptions) *ReplayServer {
 	if gen == 0 {
 		gen = memoGeneration(ix.Len())
 	}
-	return &ReplayServer{o: o, ix: ix, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*result.NormalizedMatch{}}
+	entries := o.Entries
+	if entries == nil {
+		entries = replay.NewEntries("")
+	}
+	o.Entries = nil
+	return &ReplayServer{o: o, ix: ix, entries: entries, memo: replay.NewMemo(gen), misses: map[string]*miss{}, synthesized: map[string]bool{}, normalized: map[string]*result.NormalizedMatch{}}
 }
 
 // memoGeneration is the default memo generation of a set of n snapshots:
@@ -136,7 +146,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider.WriteMiss(w, req)
 		return
 	}
-	res, err := replay.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
+	res, err := s.entries.Respond(r.Context(), w, req, snap, replay.Options{Latency: s.o.Latency})
 	// A hit keeps nothing of its body (misses do, for the report): the
 	// buffer serves the next request.
 	if raw := req.Raw; cap(raw) > 0 && cap(raw) <= maxPooledBody {
@@ -244,7 +254,7 @@ func (s *ReplayServer) Finish() result.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := result.Replayed{Served: s.served}
-	near := NewNearest(s.ix.Snapshots())
+	near := NewNearest(s.ix.Snapshots(), s.entries)
 	for _, k := range s.missOrder {
 		m := s.misses[k]
 		out := result.Miss{Provider: string(m.p), Count: m.count, Reason: m.reason, Path: m.path}
@@ -259,7 +269,7 @@ func (s *ReplayServer) Finish() result.Replayed {
 			out.Key = m.req.Key
 			if cands := near.Find(m.req, m.src, NearestCount); len(cands) > 0 {
 				out.Closest = s.o.Display + "/" + cands[0].Snapshot.Rel
-				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.KeyContext())
+				out.Near, out.Diff = explain(s.o.Display, cands, m.req, s.ix.KeyContext(), s.entries)
 			}
 		}
 		rep.Misses = append(rep.Misses, out)

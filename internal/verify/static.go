@@ -62,10 +62,12 @@ type StaticOptions struct {
 	// Slim keeps only record metadata (check.Options.Slim): for static-only
 	// runs, whose memory must not grow with the snapshots' size.
 	Slim bool
-	// Serve keeps, per snapshot, only what the replay server needs
-	// (replay.Compact, with the request's closeness fingerprint): for sets
-	// that are served, not re-run live. Ignored with Slim.
-	Serve bool
+	// Serve, when set, keeps per snapshot only what the replay server
+	// needs (Serve.Compact, with the request's closeness fingerprint): for
+	// sets that are served, not re-run live. It is made for Dir
+	// (replay.NewEntries(Dir)), and the replay server is given the same
+	// Entries (ReplayOptions.Entries). Ignored with Slim.
+	Serve *replay.Entries
 }
 
 // Static runs every static check over the set and returns the report and
@@ -90,9 +92,9 @@ func Static(o StaticOptions) (*result.VerifyReport, *check.SetResult, error) {
 		keep = o.Shard.Keep
 	}
 	opts := check.Options{Config: o.Config, CanMigrate: o.CanMigrate, Slim: o.Slim}
-	if o.Serve {
+	if o.Serve != nil {
 		opts.Trim = func(s *check.Snapshot) *check.Snapshot {
-			return replay.Compact(s, o.Dir, features(s.Record.Request))
+			return o.Serve.Compact(s, features(s.Record.Request))
 		}
 	}
 	set, err := check.CheckSet(&snapshot.Store{Dir: o.Dir}, opts, keep)
