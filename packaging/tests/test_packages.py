@@ -192,9 +192,14 @@ class DistContents(unittest.TestCase):
             helper_pkg = json.load(f)
         self.assertEqual(pkg["exports"], helper_pkg["exports"])
         src = os.path.join(ROOT, "helpers", "node", "src")
-        for name in os.listdir(src):
-            with open(os.path.join(src, name), "rb") as f:
-                self.assertEqual(contents[f"package/src/{name}"], f.read(), f"src/{name} is helpers/node's")
+        helper_files = {}
+        for dirpath, _, names in os.walk(src):
+            for name in names:
+                rel = os.path.relpath(os.path.join(dirpath, name), src).replace(os.sep, "/")
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    helper_files[f"package/src/{rel}"] = f.read()
+        self.assertEqual({n: c for n, c in contents.items() if n.startswith("package/src/")}, helper_files,
+                         "the package's src/ is helpers/node/src")
         self.assertEqual(files["package/bin/traceforge.js"].mode & 0o777, 0o755)
         self.assertTrue(contents["package/bin/traceforge.js"].startswith(b"#!/usr/bin/env node\n"))
 
