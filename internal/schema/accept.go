@@ -119,7 +119,7 @@ func accept(s *jsonschema.Schema, v any, inPlace int) verdict {
 				return no
 			}
 		}
-		if s.Pattern != nil && !s.Pattern.MatchString(v) {
+		if s.Pattern != nil && !matchPattern(s.Pattern, v) {
 			return no
 		}
 	case json.Number:

@@ -194,9 +194,12 @@ func (d *decoder) value(depth int) (any, error) {
 		}
 		return d.array(depth + 1)
 	case c == '"':
-		s, err := d.str()
+		s, boxed, err := d.strInterned()
 		if err != nil {
 			return nil, err
+		}
+		if boxed != nil {
+			return boxed, nil
 		}
 		return d.box(s, stringType), nil
 	case c == 't':
@@ -244,17 +247,22 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := m[k]; dup {
-			d.path = append(d.path, k)
-			err := d.errAt(keyPos, fmt.Sprintf("duplicate object key %q", k))
-			d.path = d.path[:len(d.path)-1]
-			return nil, err
-		}
+		// A duplicate key is reported before anything after it, as if it
+		// were looked up first; it is found by the insertion itself (one
+		// map operation per member, not two), or after an error that
+		// follows it.
+		mark := len(d.path)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
+			if _, dup := m[k]; dup {
+				return nil, d.duplicate(mark, keyPos, k)
+			}
 			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
 		}
 		if d.data[d.pos] != ':' {
+			if _, dup := m[k]; dup {
+				return nil, d.duplicate(mark, keyPos, k)
+			}
 			return nil, d.errAt(d.pos, "expected ':' after object key")
 		}
 		d.pos++
@@ -262,10 +270,16 @@ func (d *decoder) object(depth int) (any, error) {
 		d.path = append(d.path, k)
 		v, err := d.value(depth)
 		if err != nil {
+			if _, dup := m[k]; dup {
+				return nil, d.duplicate(mark, keyPos, k)
+			}
 			return nil, err
 		}
 		d.path = d.path[:len(d.path)-1]
-		m[k] = v
+		n := len(m)
+		if m[k] = v; len(m) == n {
+			return nil, d.duplicate(mark, keyPos, k)
+		}
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.errAt(d.pos, "unexpected end of JSON (truncated file?)")
@@ -280,6 +294,15 @@ func (d *decoder) object(depth int) (any, error) {
 			return nil, d.errAt(d.pos, "expected ',' or '}' in object")
 		}
 	}
+}
+
+// duplicate is the error of the duplicate key k at keyPos, in the object
+// whose path is d.path[:mark].
+func (d *decoder) duplicate(mark, keyPos int, k string) error {
+	d.path = append(d.path[:mark], k)
+	err := d.errAt(keyPos, fmt.Sprintf("duplicate object key %q", k))
+	d.path = d.path[:mark]
+	return err
 }
 
 func (d *decoder) array(depth int) (any, error) {
@@ -349,6 +372,14 @@ func (d *decoder) hex4(at int) (rune, bool) {
 }
 
 func (d *decoder) str() (string, error) {
+	s, _, err := d.strInterned()
+	return s, err
+}
+
+// strInterned reads a string like str; a short one without escapes that is
+// one of the interned strings (Decode only) is that string, with its boxed
+// value: no allocation for the keys and common values of every snapshot.
+func (d *decoder) strInterned() (string, any, error) {
 	start := d.pos
 	d.pos++ // opening quote
 	// Fast path: no escapes.
@@ -359,15 +390,21 @@ func (d *decoder) str() (string, error) {
 		}
 		c := d.data[i]
 		if c == '"' {
+			if !d.alias && i-d.pos <= maxInterned {
+				if v, ok := interned[string(d.data[d.pos:i])]; ok {
+					d.pos = i + 1
+					return v.(string), v, nil
+				}
+			}
 			s := d.text(d.pos, i)
 			d.pos = i + 1
-			return s, nil
+			return s, nil, nil
 		}
 		if c == '\\' {
 			break
 		}
 		if c < 0x20 {
-			return "", d.errAt(i, "control character in string (must be escaped)")
+			return "", nil, d.errAt(i, "control character in string (must be escaped)")
 		}
 		i++
 	}
@@ -376,22 +413,22 @@ func (d *decoder) str() (string, error) {
 	d.pos = i
 	for {
 		if d.pos >= len(d.data) {
-			return "", d.errAt(start, "unterminated string (truncated file?)")
+			return "", nil, d.errAt(start, "unterminated string (truncated file?)")
 		}
 		c := d.data[d.pos]
 		switch {
 		case c == '"':
 			d.pos++
-			return b.String(), nil
+			return b.String(), nil, nil
 		case c < 0x20:
-			return "", d.errAt(d.pos, "control character in string (must be escaped)")
+			return "", nil, d.errAt(d.pos, "control character in string (must be escaped)")
 		case c != '\\':
 			b.WriteByte(c)
 			d.pos++
 			continue
 		}
 		if d.pos+1 >= len(d.data) {
-			return "", d.errAt(start, "unterminated string (truncated file?)")
+			return "", nil, d.errAt(start, "unterminated string (truncated file?)")
 		}
 		e := d.data[d.pos+1]
 		d.pos += 2
@@ -411,26 +448,26 @@ func (d *decoder) str() (string, error) {
 		case 'u':
 			r, ok := d.hex4(d.pos)
 			if !ok {
-				return "", d.errAt(d.pos-2, "invalid \\u escape")
+				return "", nil, d.errAt(d.pos-2, "invalid \\u escape")
 			}
 			d.pos += 4
 			if utf16.IsSurrogate(r) {
 				if r >= 0xDC00 {
-					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+					return "", nil, d.errAt(d.pos-6, "lone surrogate escape in string")
 				}
 				if d.pos+1 >= len(d.data) || d.data[d.pos] != '\\' || d.data[d.pos+1] != 'u' {
-					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+					return "", nil, d.errAt(d.pos-6, "lone surrogate escape in string")
 				}
 				r2, ok := d.hex4(d.pos + 2)
 				if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
-					return "", d.errAt(d.pos-6, "lone surrogate escape in string")
+					return "", nil, d.errAt(d.pos-6, "lone surrogate escape in string")
 				}
 				d.pos += 6
 				r = utf16.DecodeRune(r, r2)
 			}
 			b.WriteRune(r)
 		default:
-			return "", d.errAt(d.pos-2, fmt.Sprintf("invalid escape \\%c in string", e))
+			return "", nil, d.errAt(d.pos-2, fmt.Sprintf("invalid escape \\%c in string", e))
 		}
 	}
 }
@@ -545,6 +582,47 @@ func (d *decoder) box(s string, typ unsafe.Pointer) any {
 	e := eface{typ: typ, data: unsafe.Pointer(&d.strs[len(d.strs)-1])}
 	return *(*any)(unsafe.Pointer(&e))
 }
+
+// interned are strings of nearly every snapshot file — the object keys of
+// the record and of each wire format's request and response, and common
+// values — each with its boxed value. Decode returns these very strings
+// instead of copying them out of the file (strings are immutable: sharing
+// them changes nothing but the allocations); only strings of at most
+// maxInterned bytes are looked up.
+var interned = func() map[string]any {
+	m := map[string]any{}
+	for _, s := range strings.Fields(`
+		version snapshots hash id timestamp source file line function endpoint request request_headers
+		defaults_applied key_normalizers response lineage parent_id turn content tokens_used latency_ms
+		finish_reason tool_calls usage model stream body anthropic-version anthropic-beta
+		messages role system temperature max_tokens max_completion_tokens max_output_tokens seed top_p
+		stream_options include_usage tools tool_choice response_format stop n user metadata store
+		choices index message refusal annotations logprobs object created system_fingerprint service_tier
+		prompt_tokens completion_tokens total_tokens prompt_tokens_details completion_tokens_details
+		cached_tokens audio_tokens reasoning_tokens accepted_prediction_tokens rejected_prediction_tokens
+		name arguments type text stop_reason stop_sequence input_tokens output_tokens
+		cache_creation_input_tokens cache_read_input_tokens server_tool_use service_tier
+		input instructions output status created_at background error incomplete_details max_tool_calls
+		parallel_tool_calls previous_response_id prompt_cache_key reasoning effort summary
+		safety_identifier top_logprobs truncation verbosity format input_tokens_details
+		output_tokens_details
+		contents parts systemInstruction generationConfig maxOutputTokens candidates finishReason
+		usageMetadata promptTokenCount candidatesTokenCount totalTokenCount promptTokensDetails
+		modality tokenCount modelVersion responseId
+		user assistant developer tool stop length end_turn max_tokens tool_use chat.completion
+		message output_text completed in_progress incomplete auto default disabled medium low high
+		none STOP TEXT MAX_TOKENS 1.0.0 1.1.0 2023-06-01 /v1/messages /v1/responses /v1/chat/completions
+	`) {
+		if len(s) > maxInterned {
+			panic("interned string longer than maxInterned: " + s)
+		}
+		m[s] = s
+	}
+	return m
+}()
+
+// maxInterned is the longest string interned holds.
+const maxInterned = 32
 
 // maxStrSlab is the most string headers one slab of box holds (4 KiB).
 const maxStrSlab = 256
