@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,7 +99,15 @@ func (s *Store) ReadRelInto(rel string, limit int64, buf []byte) ([]byte, error)
 		}
 	}
 	p = filepath.Join(p, parts[len(parts)-1])
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	// The file is opened, stat'ed and read with plain system calls, not
+	// through an os.File, which would try to add it to the network poller
+	// (a failing epoll_ctl for every file a static check reads). The errors
+	// are the ones os would return.
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(p, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):
@@ -108,42 +115,58 @@ func (s *Store) ReadRelInto(rel string, limit int64, buf []byte) ([]byte, error)
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("%s: %w", rel, ErrNotFound)
 		}
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := ignoringEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, fmt.Errorf("%s: %w", rel, ErrNotFile)
 	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, fi.Size(), limit)
+	if st.Size > limit {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", rel, ErrTooLarge, st.Size, limit)
 	}
 	// Read up to limit+1 bytes (the file may grow while it is read).
-	if int64(cap(buf)) < fi.Size()+1 {
-		buf = make([]byte, 0, fi.Size()+1)
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+1)
 	}
 	data := buf[:0]
-	r := io.LimitReader(f, limit+1)
-	for {
+	for int64(len(data)) <= limit {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, err := r.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
+		room := data[len(data):cap(data)]
+		if left := limit + 1 - int64(len(data)); int64(len(room)) > left {
+			room = room[:left]
+		}
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = syscall.Read(fd, room)
+			return err
+		})
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+		}
+		if n <= 0 {
 			break
 		}
-		if err != nil {
-			return nil, err
-		}
+		data = data[:len(data)+n]
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s: %w: the limit is %d bytes", rel, ErrTooLarge, limit)
 	}
 	return data, nil
+}
+
+// ignoringEINTR calls f until it returns an error other than EINTR.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // Entry is one name found in the set folder.
