@@ -31,12 +31,14 @@ import json
 import os
 import platform
 import shutil
+import signal
 import stat
 import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import unittest
 import zipfile
@@ -335,6 +337,46 @@ class NpmInstall(unittest.TestCase):
         p = run([launcher, "no-such-command"], cwd=self.project, env=self.env, check=False)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("no-such-command", p.stderr)
+
+    def _record_until_sigterm(self, cmd):
+        """Runs `cmd record` serving on a free port, sends SIGTERM once it serves: (exit code, stderr, its children)."""
+        workdir = tempfile.mkdtemp(dir=self.tmp)
+        p = subprocess.Popen([*cmd, "record", "--listen", "127.0.0.1:0"], cwd=workdir, env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watchdog = threading.Timer(60, p.kill)
+        watchdog.start()
+        try:
+            for line in p.stdout:  # the exports it prints once it listens
+                if line.startswith("export TRACEFORGE_URL="):
+                    break
+            children_file = f"/proc/{p.pid}/task/{p.pid}/children"
+            children = []
+            if os.path.exists(children_file):
+                with open(children_file) as f:
+                    children = [int(c) for c in f.read().split()]
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=30)
+        finally:
+            watchdog.cancel()
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        return p.returncode, err, children
+
+    def test_launcher_forwards_sigterm(self):
+        binary = os.path.join(self.project, "node_modules", *self.platform_pkg.split("/"), "bin", "traceforge")
+        direct_code, direct_err, _ = self._record_until_sigterm([binary])
+        code, err, children = self._record_until_sigterm([os.path.join(self.project, "node_modules", ".bin",
+                                                                       "traceforge")])
+        # traceforge got the signal, stopped cleanly (its summary), and the
+        # launcher exited as the binary alone does.
+        self.assertIn("traceforge record: 0 call(s)", direct_err)
+        self.assertIn("traceforge record: 0 call(s)", err)
+        self.assertEqual(code, direct_code, err)
+        if sys.platform == "linux":
+            self.assertEqual(len(children), 1, "the launcher runs the binary as its one child")
+            with self.assertRaises(ProcessLookupError):
+                os.kill(children[0], 0)
 
     def test_launcher_without_the_platform_package(self):
         pkg_dir = os.path.join(self.project, "node_modules", *self.platform_pkg.split("/"))
