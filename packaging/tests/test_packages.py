@@ -25,7 +25,6 @@ Needs python3 with venv and pip (ensurepip), node and npm; no network.
 """
 
 import argparse
-import glob
 import hashlib
 import json
 import os
@@ -91,6 +90,29 @@ def run(cmd, cwd=None, env=None, check=True, timeout=300):
 
 def expected_version_line():
     return f"traceforge {ARGS.version}"
+
+
+class VersionMapping(unittest.TestCase):
+    """The Makefile's VERSION to PyPI and npm versions (the table in docs/install.md)."""
+
+    def test_versions(self):
+        for version, want in [
+            ("v1.2.3", ("1.2.3", "1.2.3")),
+            ("v1.2.3-rc.1", ("1.2.3rc1", "1.2.3-rc.1")),
+            ("v1.2.3-beta2", ("1.2.3b2", "1.2.3-beta2")),
+            ("v1.2.3-dirty", ("1.2.4.dev0+dirty", "1.2.4-dev.0.dirty")),
+            ("v1.2.3-4-gabc1234", ("1.2.4.dev4+gabc1234", "1.2.4-dev.4.gabc1234")),
+            ("v1.2.3-rc.1-4-gabc1234-dirty", ("1.2.3rc1.post4.dev0+gabc1234.dirty", "1.2.3-rc.1.dev.4.gabc1234.dirty")),
+            ("abc1234", ("0.0.0.dev0+gabc1234", "0.0.0-dev.0.gabc1234")),
+            ("0123456-dirty", ("0.0.0.dev0+g0123456.dirty", "0.0.0-dev.0.g0123456.dirty")),
+            ("devel", ("0.0.0.dev0", "0.0.0-dev.0")),
+        ]:
+            self.assertEqual(dist.package_versions(version), want, version)
+
+    def test_other_versions_are_refused(self):
+        for version in ("latest", "v1.2", "v1.2.3-foo", "1.2.3 "):
+            with self.assertRaises(dist.VersionError, msg=version):
+                dist.package_versions(version)
 
 
 class DistContents(unittest.TestCase):
