@@ -15,6 +15,7 @@ package traceforge
 
 import (
 	"bufio"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"net/http"
 	"os"
 	"path"
@@ -34,14 +35,15 @@ const SourceHeader = source.Header
 // applications like any other.
 const modulePath = "github.com/traceforge/traceforge"
 
-// sdkPackages are the LLM SDKs whose frames SourceTransport always skips.
-var sdkPackages = []string{
-	"github.com/openai/openai-go",
-	"github.com/sashabaranov/go-openai",
-	"github.com/anthropics/anthropic-sdk-go",
-	"google.golang.org/genai",
-	"github.com/ollama/ollama",
-}
+// sdkPackages are the LLM SDKs whose frames SourceTransport always skips:
+// every provider's Go SDKs (Descriptor.GoModules).
+var sdkPackages = func() []string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, d.GoModules...)
+	}
+	return out
+}()
 
 // SourceTransport is an [http.RoundTripper] that adds the X-Traceforge-Source
 // header to every request that does not already carry one. The value names

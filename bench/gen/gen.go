@@ -208,7 +208,7 @@ func WriteSet(dir string, n int) (int64, error) { return Chat.WriteSet(dir, n) }
 // WriteSet writes items [0, n) of kind k as a complete set (see the
 // package-level WriteSet).
 func (k Kind) WriteSet(dir string, n int) (int64, error) {
-	for _, p := range snapshot.Providers {
+	for _, p := range snapshot.Providers() {
 		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
 			return 0, err
 		}

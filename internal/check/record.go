@@ -436,11 +436,8 @@ func PolicyFindings(file, ptr string, f pv.Format, req map[string]any, cfg *Conf
 
 // providerLabel is a provider's name as people write it.
 func providerLabel(p pv.Name) string {
-	switch p {
-	case pv.OpenAI:
-		return "OpenAI"
-	case pv.Anthropic:
-		return "Anthropic"
+	if d := registry.Provider(p); d != nil {
+		return d.Title
 	}
 	if p == "" {
 		return ""

@@ -3,8 +3,10 @@ package check
 import (
 	"errors"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -97,7 +99,7 @@ func CheckSet(st *snapshot.Store, opts Options, keep Filter) (*SetResult, error)
 			haveLegacy = true
 		case snapshot.EntryUnexpected:
 			res.Findings = append(res.Findings, finding.Finding{File: e.Rel, Rule: RuleUnexpectedFile, Severity: finding.Error,
-				Message: "is not part of a snapshot set (expected manifest.json, openai/<id>.json, anthropic/<id>.json)",
+				Message: "is not part of a snapshot set (expected manifest.json, " + strings.Join(providerFiles, ", ") + ")",
 				Fix:     "move it out of the snapshot folder"})
 		}
 	}
@@ -351,3 +353,13 @@ func chainFindings(snaps []*Snapshot) finding.Findings {
 	}
 	return fs
 }
+
+// providerFiles names the files a provider folder holds, in provider order:
+// "openai/<id>.json", ….
+var providerFiles = func() []string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, string(d.Name)+"/<id>.json")
+	}
+	return out
+}()

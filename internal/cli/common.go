@@ -78,10 +78,7 @@ func (u upstreams) shown() string {
 	for _, x := range u.all() {
 		out = append(out, serve.RedactURL(x))
 	}
-	if len(out) < 2 {
-		return strings.Join(out, "")
-	}
-	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+	return andList(out)
 }
 
 // strings returns them as Config values (record.Config.Upstreams,
@@ -106,14 +103,97 @@ func upstreamFlags(fl *pflag.FlagSet, into map[provider.Name]*string, prefix str
 	}
 }
 
-// baseURLEnvs names every provider's base-URL variable, for hints:
+// baseURLEnvs names every provider's base-URL variable, joined by sep:
 // "OPENAI_BASE_URL / ANTHROPIC_BASE_URL / …".
-func baseURLEnvs() string {
+func baseURLEnvs(sep string) string {
 	var out []string
 	for _, d := range registry.Providers() {
 		out = append(out, d.BaseURLEnv)
 	}
+	return strings.Join(out, sep)
+}
+
+// upstreamFlagList names every --<provider>-upstream flag, without dashes.
+func upstreamFlagList() []string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, d.UpstreamFlag())
+	}
+	return out
+}
+
+// providerTitles lists the providers for help texts: "A, B, C and D".
+func providerTitles() string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, d.Title)
+	}
+	return andList(out)
+}
+
+// defaultUpstreams lists each provider's default upstream for help texts.
+func defaultUpstreams() string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, d.Title+": "+d.DefaultUpstream)
+	}
+	return strings.Join(out, "; ")
+}
+
+// replayKeyEnvs lists the key placeholders replay may set (keyEnv).
+func replayKeyEnvs() string {
+	var out []string
+	for _, d := range registry.Providers() {
+		if d.ReplayKeyEnv != "" {
+			out = append(out, d.ReplayKeyEnv)
+		}
+	}
+	return andList(out)
+}
+
+// liveKeyEnvs lists the variables --live reads keys from.
+func liveKeyEnvs() string {
+	var out []string
+	for _, d := range registry.Providers() {
+		out = append(out, strings.Join(d.KeyEnv, " or "))
+	}
 	return strings.Join(out, " / ")
+}
+
+// andList joins "a", "b", "c" as "a, b and c".
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// wrap reflows each paragraph of a help text to 80 columns; a paragraph
+// with an indented line (an example) is kept as it is.
+func wrap(text string) string {
+	paras := strings.Split(text, "\n\n")
+	for i, p := range paras {
+		if strings.Contains("\n"+p, "\n ") {
+			continue
+		}
+		var b strings.Builder
+		n := 0
+		for _, w := range strings.Fields(p) {
+			switch {
+			case n == 0:
+			case n+1+len([]rune(w)) > 80:
+				b.WriteByte('\n')
+				n = 0
+			default:
+				b.WriteByte(' ')
+				n++
+			}
+			b.WriteString(w)
+			n += len([]rune(w))
+		}
+		paras[i] = b.String()
+	}
+	return strings.Join(paras, "\n\n")
 }
 
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11,

@@ -46,28 +46,24 @@ func newRecordCmd(f *Factory, runF func(*recordOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record [flags] [-- COMMAND ARGS...]",
 		Short: "Record the application's LLM calls into snapshots through a local proxy",
-		Long: `record runs a local proxy between the application and its LLM provider. Every
+		Long: wrap(`record runs a local proxy between the application and its LLM provider. Every
 call is forwarded upstream (API keys pass through untouched and are never
-stored), and every LLM call of a recorded route (OpenAI, Anthropic, Gemini and
-Ollama; docs/record.md lists them) becomes one checked snapshot in the snapshot
+stored), and every LLM call of a recorded route (` + providerTitles() + `; docs/record.md lists them) becomes one checked snapshot in the snapshot
 folder, written as the call completes.
 
 With a command, record listens on a free loopback port, runs the command with
-OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST and
-TRACEFORGE_URL pointing at it, and stops when the command exits. Without a command it serves in the foreground (default
+` + baseURLEnvs(", ") + ` and TRACEFORGE_URL pointing at it, and stops when the command exits. Without a command it serves in the foreground (default
 127.0.0.1:8787), prints the exports to use, and stops on Ctrl-C or SIGTERM.
 
 Each call must say where it was made with the X-Traceforge-Source header
 (traceforge.SourceTransport in Go; docs/sources.md for Node and Python).
 
-Upstreams: --openai-upstream / --anthropic-upstream / --gemini-upstream /
---ollama-upstream, else TRACEFORGE_<PROVIDER>_UPSTREAM, else the
-OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / OLLAMA_HOST
-already set, else the public APIs (Ollama: http://127.0.0.1:11434).
+Upstreams: --` + strings.Join(upstreamFlagList(), " / --") + `, else TRACEFORGE_<PROVIDER>_UPSTREAM, else the
+` + baseURLEnvs(" / ") + ` already set, else each provider's default (` + defaultUpstreams() + `).
 
 Exit codes: 0 every call snapshotted (with a command: the command's code),
 1 a call could not be snapshotted or a snapshot was refused, 2 usage or
-configuration error (flags, config, lock held, bind failure, command not found).`,
+configuration error (flags, config, lock held, bind failure, command not found).`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			command, err := commandAfterDash(cmd, args, "record")
 			if err != nil {
@@ -146,7 +142,7 @@ func recordRun(o *recordOptions) error {
 		if loopsBack(u, bound) {
 			ln.Close()
 			return usageErr("point the --<provider>-upstream flags at the real API, or unset the "+
-				baseURLEnvs()+" exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
+				baseURLEnvs(" / ")+" exported for an earlier traceforge server", "upstream %s is this traceforge server itself", serve.RedactURL(u))
 		}
 	}
 	var named []string // the addresses whose host names the server answers to

@@ -35,7 +35,7 @@ call's stored usage; tokens_used where only that exists), latency p50/p95/max
                                              "cache_read": 0.3, "cache_write": 3.75}}}
 
 Models are the served model (response.model), else the requested one; prices
-are looked up by that exact name. Anthropic cache tokens are not input tokens:
+are looked up by that exact name. Cache reads and writes are not input tokens:
 they are listed apart and priced only with cache_read/cache_write prices.
 Tokens without a price are listed as unpriced, never guessed.
 

@@ -68,15 +68,14 @@ func newVerifyCmd(f *Factory, runF func(*verifyOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [flags] [-- COMMAND ARGS...]",
 		Short: "Check every snapshot and hash; with a command, replay the snapshots to it offline",
-		Long: `Without a command, verify runs the static checks over the snapshot set: schema,
+		Long: wrap(`Without a command, verify runs the static checks over the snapshot set: schema,
 version, every record, file and manifest hash, manifest against files, ids against
 request keys, the determinism policy and the secret scan. Every problem is
 reported with its file, JSON pointer, rule and fix.
 
 With -- COMMAND, the static checks run first (a failure means COMMAND is not
 started), then COMMAND runs against a loopback replay server that answers every
-recorded call from the snapshots: no network, no API key (OPENAI_API_KEY and
-ANTHROPIC_API_KEY are set to "traceforge-replay" when unset). A call with no
+recorded call from the snapshots: no network, no API key (` + replayKeyEnvs() + ` are set to "traceforge-replay" when unset). A call with no
 snapshot gets a 404 in the provider's error shape (never retried by the SDKs)
 and the report shows a diff against the closest snapshot.
 
@@ -85,8 +84,7 @@ started separately (prints the exports to use; stop it with Ctrl-C to get the
 report).
 
 --live re-sends every snapshot's request to the real upstream --runs times
-(keys from OPENAI_API_KEY / ANTHROPIC_API_KEY / GOOGLE_API_KEY or
-GEMINI_API_KEY / OLLAMA_API_KEY when the server needs one; upstreams as for
+(keys from ` + liveKeyEnvs() + ` when the server needs one; upstreams as for
 record) and
 reports drift (all runs agree but differ from the recording) and
 nondeterminism (runs differ among themselves). Streamed recordings are
@@ -94,7 +92,7 @@ re-sent non-streamed.
 
 Exit codes: 0 verified, 1 verification failed, 2 usage or configuration error,
 3 internal error; with a command that fails while verification passes, the
-command's own exit code.`,
+command's own exit code.`),
 		Example: `  traceforge verify
   traceforge verify --format junit --output verify.xml
   traceforge verify --format html --output verify.html -- go test ./...
@@ -171,7 +169,7 @@ func checkVerifyFlags(o *verifyOptions) (*verify.Shard, error) {
 			return nil, usageErr("--"+name+" applies to replay: traceforge verify --"+name+" -- COMMAND", "--%s needs a command or --serve", name)
 		}
 	}
-	for _, name := range []string{"runs", "concurrency", "openai-upstream", "anthropic-upstream", "gemini-upstream", "ollama-upstream"} {
+	for _, name := range append([]string{"runs", "concurrency"}, upstreamFlagList()...) {
 		if o.changed[name] && !o.Live {
 			return nil, usageErr("e.g. traceforge verify --live --runs 5", "--%s needs --live", name)
 		}

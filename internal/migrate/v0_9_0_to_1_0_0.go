@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/provider"
 	"maps"
 	"path"
 	"regexp"
@@ -26,7 +27,16 @@ import (
 // providers100 are the providers of format 1.0.0, the target of this step
 // (gemini and ollama came with 1.1.0; a legacy record naming them is
 // refused like any unknown provider).
-var providers100 = []string{"anthropic", "openai"}
+var providers100 = func() []string {
+	var out []string
+	for _, d := range registry.Providers() {
+		if d.Since == "1.0.0" {
+			out = append(out, string(d.Name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}()
 
 const (
 	LegacyVersion = "0.9.0"
@@ -259,16 +269,19 @@ func migrateLegacy(in *Set, env Env) (*Set, *result.MigrateStep, error) {
 		}
 		rep.Items = append(rep.Items, it)
 	}
-	anthropic := 0
+	withHeaders := map[string]int{} // providers whose SDKs send a key header 0.9.0 did not store
 	for _, p := range plan {
-		if p.keep.provider == "anthropic" {
-			anthropic++
+		if d := registry.Provider(provider.Name(p.keep.provider)); d != nil && len(d.KeyHeaders) > 0 {
+			withHeaders[p.keep.provider]++
 		}
 	}
-	if anthropic > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d Anthropic snapshot(s) get no request_headers: format 0.9.0 did not store anthropic-version "+
-			"and migration never guesses it. The official SDKs send that header and it joins the request key, so replay will not match "+
-			"their calls to these snapshots; re-record them (traceforge record) to use them with an SDK", anthropic))
+	for _, name := range providers100 {
+		if n := withHeaders[name]; n > 0 {
+			d := registry.Provider(provider.Name(name))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d %s snapshot(s) get no request_headers: format 0.9.0 did not store %s "+
+				"and migration never guesses it. The official SDKs send that header and it joins the request key, so replay will not match "+
+				"their calls to these snapshots; re-record them (traceforge record) to use them with an SDK", n, d.Title, strings.Join(d.KeyHeaders, " or ")))
+		}
 	}
 	files := map[string]bool{}
 	for _, it := range rep.Items {
@@ -491,7 +504,7 @@ func legacyRecordOf(i int, rv any, display string, problem func(ptr, record, rul
 	if p, ok := rec["provider"].(string); ok {
 		if !slices.Contains(providers100, p) {
 			bad("/provider", RuleProvider, fmt.Sprintf("unknown provider %q; format 1.0.0 holds %s snapshots only", p, strings.Join(providers100, " and ")),
-				"remove the record from snapshots.json, or record the call again against an OpenAI-compatible or Anthropic endpoint")
+				"remove the record from snapshots.json, or record the call again against an endpoint of one of them")
 		}
 		lr.provider = p
 	} else if _, present := rec["provider"]; present {

@@ -21,6 +21,13 @@ type Descriptor struct {
 	// Family is whose credentials the provider's upstream takes
 	// (credentials.go).
 	Family Family
+	// Since is the format version whose sets first held the provider's
+	// folder ("1.0.0", "1.1.0"): migrations from older versions know only
+	// the providers of their target.
+	Since string
+	// KeyHeaders are request headers the provider's SDKs always send that
+	// join the request key (a record stores them in request_headers).
+	KeyHeaders []string
 	// Formats are the provider's wire formats in lookup order; the first is
 	// the provider's default (its error shape for calls that do not parse,
 	// its format for a 1.0.0 record that no other format owns).
@@ -60,11 +67,44 @@ type Descriptor struct {
 	// text). Authorization, Proxy-Authorization and Cookie are everyone's.
 	CredentialHeaders []string
 
+	// SecretRules are the patterns of the provider's keys: a value that
+	// matches one never reaches a snapshot, a report or a log.
+	SecretRules []SecretRule
+	// Clients are the provider's own client libraries, recognised by their
+	// User-Agent in the hint for a call that arrived without a source;
+	// checked before the generic ones (record/hints.go), in list order.
+	Clients []Client
+	// GoModules are the module paths of the provider's Go SDKs, whose
+	// frames SourceTransport skips when it looks for the calling line.
+	GoModules []string
+
 	// Usage reads a call's token counters (the stored usage object's
 	// integer members) for stats; ok is false when they are not this
 	// provider's usage shape for endpoint.
 	Usage func(endpoint string, c map[string]int64) (u TokenUsage, ok bool)
 }
+
+// SecretRule is a key pattern (RE2 syntax) named as findings name it;
+// every match contains Prefix.
+type SecretRule struct{ Name, Prefix, Pattern string }
+
+// Client is a client library as its User-Agent shows it.
+type Client struct {
+	Match []string // lowercase substrings of the User-Agent, any of them
+	Name  string   // the library, as the hint names it
+	Lang  Lang     // which attribution helper fits it
+}
+
+// Lang is the language of a client library, which picks the attribution
+// helper a hint suggests.
+type Lang string
+
+// The languages traceforge has an attribution helper for.
+const (
+	LangNode   Lang = "node"
+	LangPython Lang = "python"
+	LangGo     Lang = "go"
+)
 
 // TokenUsage is one call's tokens by kind. Input excludes cache tokens
 // (they are listed apart); Total is the provider's total. Split is false

@@ -413,3 +413,11 @@ type noStream struct{ err error }
 
 func (n noStream) Write(p []byte) (int, error)   { return len(p), n.err }
 func (n noStream) Done() (map[string]any, error) { return nil, n.err }
+
+// StreamFramingHinter is implemented by formats whose streams need
+// something from the request to arrive in the format's framing (Gemini's
+// ?alt=sse): the hint record gives when a stream came back framed
+// otherwise.
+type StreamFramingHinter interface {
+	StreamFramingHint() string
+}

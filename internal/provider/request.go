@@ -66,12 +66,16 @@ type Request struct {
 // ID is the 12-character snapshot id of the request.
 func (r *Request) ID() string { return snapshot.IDOf(r.Key) }
 
+// StoredHeaderNames are the only request headers a record may store; they
+// join the key (DESIGN §11 "Keys and lookups").
+var StoredHeaderNames = []string{"anthropic-beta", "anthropic-version"}
+
 // StoredHeaders returns the request headers a snapshot stores (DESIGN §11
 // "Keys and lookups"): anthropic-version and anthropic-beta, when sent, with
 // repeated values joined by ",". nil when none was sent.
 func StoredHeaders(h http.Header) map[string]any {
 	var out map[string]any
-	for i, name := range snapshot.RequestHeaderNames {
+	for i, name := range StoredHeaderNames {
 		vs := h[storedHeaderKeys[i]]
 		if len(vs) == 0 {
 			continue
@@ -84,12 +88,12 @@ func StoredHeaders(h http.Header) map[string]any {
 	return out
 }
 
-// storedHeaderKeys are snapshot.RequestHeaderNames in their canonical MIME
+// storedHeaderKeys are StoredHeaderNames in their canonical MIME
 // form, the keys of an http.Header (h.Values(name) made that form, and
 // allocated it, on every call).
 var storedHeaderKeys = func() []string {
-	keys := make([]string, len(snapshot.RequestHeaderNames))
-	for i, name := range snapshot.RequestHeaderNames {
+	keys := make([]string, len(StoredHeaderNames))
+	for i, name := range StoredHeaderNames {
 		keys[i] = http.CanonicalHeaderKey(name)
 	}
 	return keys

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
@@ -51,7 +52,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 			r.addProblem(&problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
 				Message: "the same request was answered differently within this run; the first answer is kept",
 				Details: diff,
-				Fix:     "record with temperature 0 (and a fixed seed for OpenAI); if the model cannot be deterministic, declare a per-model exception in " + check.ConfigName})
+				Fix:     "record with temperature 0 (and a fixed seed where the API takes one); if the model cannot be deterministic, declare a per-model exception in " + check.ConfigName})
 			return
 		}
 		if st.isOK() {
@@ -90,6 +91,9 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	var rec map[string]any
 	if err == nil {
 		rec, err = registry.NewRecordKeyed(key, req.KeyNormalizers, c.lin, req.Endpoint, c.arrival, src, req.Body, req.Headers, resp)
+	}
+	if err == nil {
+		err = defaults.Mark(rec, req.DefaultsApplied)
 	}
 	if err != nil {
 		r.addProblem(&problem{Kind: KindRefused, Call: c.describe(), ID: id, Key: key,

@@ -13,9 +13,12 @@ import (
 // target when Config.Target names one (the Go transport: the URL the client
 // itself asked for; only a host known to be another family's is checked),
 // else the configured upstream of route — whose family is its host's when
-// the user pointed it at a known cloud (an Azure resource as the OpenAI
-// upstream), else the provider's own.
-func (r *Recorder) foreignCredential(req *http.Request, route provider.Name) (provider.Credential, string, bool) {
+// it is a known provider host (api.openai.com, an Azure resource, …). On
+// a route a provider serves (served) whose upstream is another host, the
+// user pointed that provider at a gateway of their own and nothing is
+// refused; on an unserved route the upstream is a guess, and its family is
+// the provider's.
+func (r *Recorder) foreignCredential(req *http.Request, route provider.Name, served bool) (provider.Credential, string, bool) {
 	var to provider.Family
 	var name string
 	if t := r.target(req); t != nil {
@@ -27,8 +30,15 @@ func (r *Recorder) foreignCredential(req *http.Request, route provider.Name) (pr
 	} else {
 		u := r.Upstream(route)
 		to, name = registry.Provider(route).Family, string(route)
-		if f, ok := provider.FamilyOfHost(u.Hostname()); ok {
+		f, known := provider.FamilyOfHost(u.Hostname())
+		switch {
+		case known:
 			to = f
+		case served:
+			// The route names its provider and the user pointed that
+			// provider at a gateway of their own: the app's credential
+			// is meant for it.
+			return provider.Credential{}, "", false
 		}
 	}
 	cred, ok := provider.ForeignCredential(req.Header, req.URL.Query(), to)

@@ -34,30 +34,33 @@ type foreignCase struct {
 	name, method, path string
 	header             map[string]string
 	kind               string // the kind the reply and the summary name
+	// served: the route is one a format serves (an Azure deployment path
+	// ends in /chat/completions): refused only when its upstream is a
+	// known host of another cloud, not a gateway the user configured.
+	served bool
 }
 
 func foreignCases() []foreignCase {
 	sigv4 := "AWS4-HMAC-SHA256 Credential=" + awsKeyID + "/20261128/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + awsSig
 	return []foreignCase{
 		{"sigv4", "POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/converse",
-			map[string]string{"Authorization": sigv4, "X-Amz-Date": "20261128T170000Z"}, "AWS SigV4 signature"},
+			map[string]string{"Authorization": sigv4, "X-Amz-Date": "20261128T170000Z"}, "AWS SigV4 signature", false},
 		{"amz-security-token", "POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke",
-			map[string]string{"Authorization": "", "X-Amz-Security-Token": awsSession}, "AWS session token"},
+			map[string]string{"Authorization": "", "X-Amz-Security-Token": awsSession}, "AWS session token", false},
 		{"presigned", "GET", "/model/x/invoke?X-Amz-Credential=" + awsKeyID + "&X-Amz-Signature=" + awsSig,
-			map[string]string{"Authorization": ""}, "AWS presigned signature"},
+			map[string]string{"Authorization": ""}, "AWS presigned signature", false},
 		{"bedrock-api-key", "POST", "/model/amazon.nova-lite-v1:0/converse",
-			map[string]string{"Authorization": "Bearer " + bedrockKey}, "Amazon Bedrock API key"},
+			map[string]string{"Authorization": "Bearer " + bedrockKey}, "Amazon Bedrock API key", false},
 		{"google-oauth", "POST", "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent",
-			map[string]string{"Authorization": "Bearer " + googleTok}, "Google OAuth access token"},
+			map[string]string{"Authorization": "Bearer " + googleTok}, "Google OAuth access token", false},
 		// x-goog-api-key and key= go to the Gemini upstream on an unknown
-		// route; on Ollama's /api/ routes and on a served OpenAI route
-		// they would reach another provider.
+		// route, except Ollama's /api/ routes.
 		{"x-goog-api-key", "POST", "/api/show",
-			map[string]string{"Authorization": "", "x-goog-api-key": googleKey}, "Google API key (x-goog-api-key)"},
-		{"key-query", "POST", "/v1/chat/completions?key=" + googleKey,
-			map[string]string{"Authorization": ""}, "Google API key (key= query parameter)"},
+			map[string]string{"Authorization": "", "x-goog-api-key": googleKey}, "Google API key (x-goog-api-key)", false},
+		{"key-query", "GET", "/api/tags?key=" + googleKey,
+			map[string]string{"Authorization": ""}, "Google API key (key= query parameter)", false},
 		{"azure-api-key", "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
-			map[string]string{"Authorization": "", "api-key": foreignAzureKey}, "Azure OpenAI key (api-key)"},
+			map[string]string{"Authorization": "", "api-key": foreignAzureKey}, "Azure OpenAI key (api-key)", true},
 	}
 }
 
@@ -96,48 +99,68 @@ func doRaw(t *testing.T, method, url string, header map[string]string) (int, str
 // lists the call and fails.
 func TestForeignCredentialsNeverForwarded(t *testing.T) {
 	for _, tc := range foreignCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			sink := snapshottest.StartSink()
-			defer sink.Close()
-			log := &syncBuffer{}
-			rec, err := record.New(record.Config{
-				Dir: filepath.Join(t.TempDir(), ".ai-snapshots"), Display: ".ai-snapshots",
-				Upstreams: map[provider.Name]string{provider.OpenAI: sink.URL + "/v1", provider.Anthropic: sink.URL,
-					provider.Gemini: sink.URL, provider.Ollama: sink.URL},
-				Log: log, ManifestInterval: -1,
-			})
-			if err != nil {
-				t.Fatal(err)
+		for _, public := range []bool{false, true} {
+			if tc.served && !public {
+				continue
 			}
-			srv := httpServer(t, rec)
-			status, body := doRaw(t, tc.method, srv+tc.path, tc.header)
-			s := rec.Finish()
-			if status != http.StatusNotFound {
-				t.Errorf("status %d, want 404: %s", status, body)
+			name := tc.name + "/loopback-upstreams"
+			if public {
+				name = tc.name + "/default-upstreams"
 			}
-			if n := sink.Conns(); n != 0 {
-				t.Fatalf("the upstream sink got %d connection(s): a foreign credential left traceforge", n)
+			t.Run(name, func(t *testing.T) { testForeign(t, tc, public) })
+		}
+	}
+}
+
+// testForeign sends tc through a recorder whose upstreams are the sink
+// itself (public false) or the providers' default public hosts, dialled
+// to the sink (public true).
+func testForeign(t *testing.T, tc foreignCase, public bool) {
+	sink := snapshottest.StartSink()
+	defer sink.Close()
+	log := &syncBuffer{}
+	cfg := record.Config{
+		Dir: filepath.Join(t.TempDir(), ".ai-snapshots"), Display: ".ai-snapshots",
+		Upstreams: map[provider.Name]string{provider.OpenAI: sink.URL + "/v1", provider.Anthropic: sink.URL,
+			provider.Gemini: sink.URL, provider.Ollama: sink.URL},
+		Log: log, ManifestInterval: -1,
+	}
+	if public {
+		cfg.Upstreams = map[provider.Name]string{provider.OpenAI: "http://api.openai.com/v1", provider.Anthropic: "http://api.anthropic.com",
+			provider.Gemini: "http://generativelanguage.googleapis.com", provider.Ollama: sink.URL}
+		cfg.Transport = dialTo(sink.URL)
+	}
+	rec, err := record.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpServer(t, rec)
+	status, body := doRaw(t, tc.method, srv+tc.path, tc.header)
+	s := rec.Finish()
+	if status != http.StatusNotFound {
+		t.Errorf("status %d, want 404: %s", status, body)
+	}
+	if n := sink.Conns(); n != 0 {
+		t.Fatalf("the upstream sink got %d connection(s): a foreign credential left traceforge", n)
+	}
+	text := summaryText(s)
+	for _, want := range []string{tc.kind, "nothing was sent"} {
+		if !strings.Contains(body, want) || !strings.Contains(text, want) {
+			t.Errorf("reply or summary does not say %q:\nreply: %s\nsummary: %s", want, body, text)
+		}
+	}
+	if !strings.Contains(body, "…/v1/chat/completions") {
+		t.Errorf("the reply does not list the served routes: %s", body)
+	}
+	if !s.Failed() || !hasKind(s, record.KindForeignCredential) {
+		t.Errorf("the run does not fail with a foreign-credential problem:\n%s", text)
+	}
+	for _, secret := range foreignSecrets() {
+		for where, got := range map[string]string{"reply": body, "summary": text, "log": log.String()} {
+			if strings.Contains(got, secret) {
+				t.Errorf("the %s holds a credential value %q", where, secret)
 			}
-			text := summaryText(s)
-			for _, want := range []string{tc.kind, "nothing was sent"} {
-				if !strings.Contains(body, want) || !strings.Contains(text, want) {
-					t.Errorf("reply or summary does not say %q:\nreply: %s\nsummary: %s", want, body, text)
-				}
-			}
-			if !strings.Contains(body, "…/v1/chat/completions") {
-				t.Errorf("the reply does not list the served routes: %s", body)
-			}
-			if !s.Failed() || !hasKind(s, record.KindForeignCredential) {
-				t.Errorf("the run does not fail with a foreign-credential problem:\n%s", text)
-			}
-			for _, secret := range foreignSecrets() {
-				for where, got := range map[string]string{"reply": body, "summary": text, "log": log.String()} {
-					if strings.Contains(got, secret) {
-						t.Errorf("the %s holds a credential value %q", where, secret)
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -154,7 +177,10 @@ func TestOwnCredentialsStillForwarded(t *testing.T) {
 		{"openai-models", "GET", "/v1/models", map[string]string{"Authorization": "Bearer sk-own-openai-key"}, false},
 		{"gemini-key-to-gemini", "POST", "/v1beta/cachedContents", map[string]string{"Authorization": "", "x-goog-api-key": googleKey}, false},
 		{"google-oauth-to-gemini", "GET", "/v1beta/models", map[string]string{"Authorization": "Bearer " + googleTok}, false},
-		{"azure-key-to-azure-host", "POST", "/v1/chat/completions", map[string]string{"Authorization": "", "api-key": foreignAzureKey}, true},
+		{"azure-key-to-azure-host", "POST", "/v1/files", map[string]string{"Authorization": "", "api-key": foreignAzureKey}, true},
+		// On a served route the provider is known and its upstream is the
+		// one the user configured: the app's credential goes there.
+		{"served-route", "POST", "/api/chat", map[string]string{"Authorization": "", "x-goog-api-key": googleKey}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

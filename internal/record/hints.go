@@ -3,6 +3,9 @@ package record
 import (
 	"strings"
 
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
+
 	"github.com/traceforge/traceforge/internal/source"
 )
 
@@ -23,21 +26,28 @@ const (
 	goHelper = "wrap the SDK's HTTP client with traceforge.SourceTransport (or use traceforge.Transport inside go test)"
 )
 
-// clients is checked in order: the more specific names first (the AI SDK
+// helpers are the attribution helpers by language.
+var helpers = map[provider.Lang]string{provider.LangNode: nodeHelper, provider.LangPython: pythonHelper, provider.LangGo: goHelper}
+
+// clients is checked in order: each provider's own libraries first
+// (Descriptor.Clients), then the more specific generic names (the AI SDK
 // and LangChain send through other SDKs' code paths).
-var clients = []client{
-	{[]string{"gl-node"}, "@google/genai", nodeHelper}, // google-genai-sdk/… also contains "ai-sdk/"
-	{[]string{"gl-python"}, "google-genai (Python)", pythonHelper},
-	{[]string{"gl-go"}, "a Go client", goHelper},
-	{[]string{"ai-sdk/"}, "the Vercel AI SDK", nodeHelper},
-	{[]string{"langchain"}, "LangChain JS", nodeHelper},
-	{[]string{"agents/javascript", "openai-agents"}, "the OpenAI Agents SDK", nodeHelper},
-	{[]string{"ollama-js"}, "the ollama npm package", nodeHelper},
-	{[]string{"/js "}, "a Node SDK", nodeHelper}, // OpenAI/JS 6.x, Anthropic/JS 1.x
-	{[]string{"/python ", "python-httpx", "python-requests"}, "a Python client", pythonHelper},
-	{[]string{"/go ", "go-http-client", "ollama/"}, "a Go client", goHelper}, // OpenAI/Go, Anthropic/Go, go-openai, genai, ollama api
-	{[]string{"node", "undici"}, "Node's fetch", nodeHelper},
-}
+var clients = func() []client {
+	var out []client
+	for _, d := range registry.Providers() {
+		for _, c := range d.Clients {
+			out = append(out, client{c.Match, c.Name, helpers[c.Lang]})
+		}
+	}
+	return append(out,
+		client{[]string{"ai-sdk/"}, "the Vercel AI SDK", nodeHelper},
+		client{[]string{"langchain"}, "LangChain JS", nodeHelper},
+		client{[]string{"/js "}, "a Node SDK", nodeHelper}, // the official JS SDKs
+		client{[]string{"/python ", "python-httpx", "python-requests"}, "a Python client", pythonHelper},
+		client{[]string{"/go ", "go-http-client"}, "a Go client", goHelper}, // the official Go SDKs
+		client{[]string{"node", "undici"}, "Node's fetch", nodeHelper},
+	)
+}()
 
 // sourceFix says how to attribute a call that arrived without a source,
 // naming the likely library from its User-Agent when one is recognised

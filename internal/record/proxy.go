@@ -99,7 +99,11 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
 	}
-	if cred, to, ok := r.foreignCredential(req, c.route); ok {
+	// A credential of another provider never follows a call to its
+	// upstream (SECURITY.md): on a route no provider serves, where the
+	// upstream is a guess (DESIGN §11), nor to a known host of another
+	// cloud.
+	if cred, to, ok := r.foreignCredential(req, c.route, llm); ok {
 		r.refuseForeign(w, req, c, cred, to)
 		return
 	}

@@ -274,7 +274,7 @@ func (s *sharedStorage) commitGroup(jobs []*commitJob) {
 // writeLocked writes one file of a group; the lock is held.
 func (s *sharedStorage) writeLocked(e snapshot.ManifestEntry, key string, data []byte) error {
 	r := s.r
-	for _, p := range snapshot.Providers {
+	for _, p := range snapshot.Providers() {
 		rel := snapshot.RelPath(p, e.ID)
 		b, err := r.store.ReadRel(rel, snapshot.MaxSnapshotFileSize)
 		if err != nil {

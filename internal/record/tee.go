@@ -266,10 +266,13 @@ func (r *Recorder) complete(t *tee) {
 				err = errors.New("not a JSON object")
 			}
 			if c.req.Stream {
-				// A stream in another framing than the format's: Gemini's
-				// :streamGenerateContent without ?alt=sse is a JSON array.
-				fail(KindBadResponse, fmt.Sprintf("the call streams, but the answer is neither a %s stream nor one JSON object (%v); not snapshotted", c.req.Format.StreamContentType(), err),
-					"stream in the provider's SSE/NDJSON framing (Gemini: add ?alt=sse to :streamGenerateContent, as the SDKs do)")
+				// A stream in another framing than the format's (a format
+				// may say what the request lacked).
+				fix := "stream in the provider's SSE/NDJSON framing"
+				if h, ok := c.req.Format.(provider.StreamFramingHinter); ok {
+					fix += " (" + h.StreamFramingHint() + ")"
+				}
+				fail(KindBadResponse, fmt.Sprintf("the call streams, but the answer is neither a %s stream nor one JSON object (%v); not snapshotted", c.req.Format.StreamContentType(), err), fix)
 				return
 			}
 			fail(KindBadResponse, fmt.Sprintf("the answer is not a JSON object traceforge can store (%v); not snapshotted", err), "check that the upstream speaks the "+string(c.req.Provider)+" wire format")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // Memo remembers, for requests that hit, which snapshot answered them, so
@@ -61,7 +60,7 @@ func NewMemo(generation int) *Memo {
 }
 
 // RequestDigest identifies a request for a Memo: SHA-256 over its method,
-// path, the stored request headers (snapshot.RequestHeaderNames, each value
+// path, the stored request headers (provider.StoredHeaderNames, each value
 // as sent) and body — every input of registry.Parse.
 func RequestDigest(method, path string, h http.Header, body []byte) [32]byte {
 	d := digests.Get().(hash.Hash)
@@ -75,7 +74,7 @@ func RequestDigest(method, path string, h http.Header, body []byte) [32]byte {
 	}
 	field(method)
 	field(path)
-	for _, name := range snapshot.RequestHeaderNames {
+	for _, name := range provider.StoredHeaderNames {
 		vs := h.Values(name)
 		binary.BigEndian.PutUint64(n[:], uint64(len(vs)))
 		_, _ = d.Write(n[:])

@@ -19,7 +19,7 @@ import (
 //go:embed schemas/*.json
 var files embed.FS
 
-const base = "https://traceforge.dev/schema/1.1.0/"
+const base = "https://traceforge.dev/schema/1.2.0/"
 
 // Violation is one schema rule a document breaks.
 type Violation struct {
@@ -272,6 +272,9 @@ func translate(e *jsonschema.ValidationError) []Violation {
 	case strings.HasSuffix(kw, "/pattern"):
 		for pat, want := range patternWords {
 			if strings.Contains(msg, pat) {
+				if strings.Contains(want, "%s") {
+					want = fmt.Sprintf(want, folderWords(msg))
+				}
 				return []Violation{{Pointer: ptr, Reason: "must be " + want}}
 			}
 		}
@@ -288,11 +291,23 @@ func translate(e *jsonschema.ValidationError) []Violation {
 
 // patternWords describes the schemas' patterns in plain words.
 var patternWords = map[string]string{
-	"^sha256:[0-9a-f]{64}$": `"sha256:" followed by 64 lowercase hex digits`,
-	"^[0-9a-f]{12}$":        "12 lowercase hex characters",
-	`^(openai|anthropic|gemini|ollama)/[0-9a-f]{12}\\.json$`: "exactly <provider>/<id>.json (openai, anthropic, gemini or ollama, 12 hex characters)",
-	"T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$":                          "an RFC 3339 UTC timestamp like 2026-01-09T10:30:00Z",
-	`^[0-9]+\\.[0-9]+\\.[0-9]+$`:                             "a version like 1.0.0",
+	"^sha256:[0-9a-f]{64}$":         `"sha256:" followed by 64 lowercase hex digits`,
+	"^[0-9a-f]{12}$":                "12 lowercase hex characters",
+	`)/[0-9a-f]{12}\\.json$`:        "exactly <provider>/<id>.json (%s, 12 hex characters)",
+	"T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$": "an RFC 3339 UTC timestamp like 2026-01-09T10:30:00Z",
+	`^[0-9]+\\.[0-9]+\\.[0-9]+$`:    "a version like 1.0.0",
+}
+
+// folderWords lists the provider folders of a file pattern the schema
+// names, ^(a|b|c)/…, as "a, b or c".
+func folderWords(msg string) string {
+	_, alt, _ := strings.Cut(msg, "^(")
+	alt, _, _ = strings.Cut(alt, ")/")
+	names := strings.Split(alt, "|")
+	if len(names) < 2 {
+		return alt
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func withArticle(t string) string {

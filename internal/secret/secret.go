@@ -16,21 +16,44 @@ import (
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-// rule is one key pattern. The OpenAI, Anthropic and Google rules are
-// gitleaks' (openai-api-key, anthropic-api-key, anthropic-admin-api-key,
-// gcp-api-key: the Gemini API's keys); the bearer rule catches tokens
-// pasted with their scheme.
+// rule is one key pattern: Prefix is a literal every match contains (the
+// quick pre-filter), "" for the bearer rule, which the pre-filter finds
+// by its word.
 type rule struct {
-	Name string
-	Re   *regexp.Regexp
+	Name   string
+	Prefix string
+	Re     *regexp.Regexp
 }
 
-var rules = []rule{
-	{"openai-api-key", regexp.MustCompile(`\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`)},
-	{"anthropic-api-key", regexp.MustCompile(`\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA`)},
-	{"anthropic-admin-api-key", regexp.MustCompile(`\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA`)},
-	{"gcp-api-key", regexp.MustCompile(`\bAIza[\w-]{35}`)},
-	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`)},
+// rules are the providers' key rules (Register, from each provider's
+// descriptor: gitleaks' openai-api-key, anthropic-api-key,
+// anthropic-admin-api-key, gcp-api-key …) followed by the bearer rule,
+// which catches tokens pasted with their scheme.
+var rules = []rule{bearerRule}
+
+var bearerRule = rule{"bearer-token", "", regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}`)}
+
+// prefixes are the distinct Prefix values of rules, for quick.
+var prefixes []string
+
+// Register adds a key rule named name (the rule findings name) matching
+// pattern; every match contains prefix. It is meant for package
+// initialisation (the provider registry registers each descriptor's
+// rules), before any text is scanned; a pattern that does not compile
+// panics, as regexp.MustCompile does.
+func Register(name, prefix, pattern string) {
+	for _, r := range rules {
+		if r.Name == name {
+			return
+		}
+	}
+	rules = append(rules[:len(rules)-1:len(rules)-1], rule{name, prefix, regexp.MustCompile(pattern)}, bearerRule)
+	for _, p := range prefixes {
+		if p == prefix {
+			return
+		}
+	}
+	prefixes = append(prefixes, prefix)
 }
 
 // Patterns lists the rule names and expressions (for docs and tests).
@@ -51,7 +74,12 @@ type Match struct {
 
 // quick rejects strings that cannot match any rule.
 func quick(s string) bool {
-	return strings.Contains(s, "sk-") || strings.Contains(s, "AIza") || containsFoldBearer(s)
+	for _, p := range prefixes {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return containsFoldBearer(s)
 }
 
 // containsFoldBearer reports whether s contains "bearer" in any ASCII case,

@@ -4,21 +4,33 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
-// Providers allowed in a snapshot set; each is a folder of the set
-// (DESIGN §12.2).
-var Providers = []string{"anthropic", "gemini", "ollama", "openai"}
+// providers are the folders a snapshot set may hold, one per provider
+// (DESIGN §12.2), in alphabetical order. The provider registry registers
+// them (RegisterProviders) when it is initialised: the snapshot layer lies
+// below the providers and names none itself (DESIGN §13.1).
+var providers []string
 
-// ValidProvider reports whether p is an allow-listed provider name.
-func ValidProvider(p string) bool {
-	switch p {
-	case "openai", "anthropic", "gemini", "ollama":
-		return true
+// RegisterProviders adds provider folder names (lowercase letters and
+// digits). It is meant for package initialisation, before any set is read.
+func RegisterProviders(names ...string) {
+	for _, n := range names {
+		if !slices.Contains(providers, n) {
+			providers = append(providers, n)
+		}
 	}
-	return false
+	slices.Sort(providers)
 }
+
+// Providers returns the registered provider folders in alphabetical order.
+// The slice must not be modified.
+func Providers() []string { return providers }
+
+// ValidProvider reports whether p is a registered provider folder.
+func ValidProvider(p string) bool { return slices.Contains(providers, p) }
 
 // ValidID reports whether id is 12 lowercase hex characters (the pattern
 // ^[0-9a-f]{12}$, tested byte by byte: it runs for every file checked).
@@ -33,10 +45,6 @@ func ValidID(id string) bool {
 	}
 	return true
 }
-
-// RequestHeaderNames are the only request headers a record may store; they
-// join the key (DESIGN §11 "Keys and lookups").
-var RequestHeaderNames = []string{"anthropic-beta", "anthropic-version"}
 
 // IDOf returns the 12-character id of a full request key.
 func IDOf(key string) string { return key[:12] }

@@ -403,7 +403,7 @@ func (s *Store) Remove(rel string) error {
 
 // CleanTemp removes stray hidden temp files left by an interrupted writer.
 func (s *Store) CleanTemp() (removed []string) {
-	for _, sub := range append([]string{""}, Providers...) {
+	for _, sub := range append([]string{""}, Providers()...) {
 		d := filepath.Join(s.Dir, sub)
 		es, err := os.ReadDir(d)
 		if err != nil {

@@ -20,6 +20,8 @@ var Descriptor = &provider.Descriptor{
 	Name:            provider.Anthropic,
 	Title:           "Anthropic",
 	Family:          provider.FamilyAnthropic,
+	Since:           "1.0.0",
+	KeyHeaders:      []string{"anthropic-version"},
 	Formats:         []provider.Format{messages.New()},
 	UpstreamHelp:    "Anthropic base URL, without /v1",
 	DefaultUpstream: "https://api.anthropic.com",
@@ -33,7 +35,13 @@ var Descriptor = &provider.Descriptor{
 		}
 	},
 	CredentialHeaders: []string{"X-Api-Key"},
-	Usage:             usage,
+	// gitleaks' rules.
+	SecretRules: []provider.SecretRule{
+		{Name: "anthropic-api-key", Prefix: "sk-", Pattern: `\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA`},
+		{Name: "anthropic-admin-api-key", Prefix: "sk-", Pattern: `\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA`},
+	},
+	GoModules: []string{"github.com/anthropics/anthropic-sdk-go"},
+	Usage:     usage,
 }
 
 // usage: input_tokens excludes the cache reads and writes, listed apart;

@@ -13,6 +13,7 @@ var Descriptor = &provider.Descriptor{
 	Name:            provider.Gemini,
 	Title:           "Gemini",
 	Family:          provider.FamilyGoogle,
+	Since:           "1.1.0",
 	Formats:         []provider.Format{NewGenerate(), NewEmbed()},
 	UpstreamHelp:    "Gemini API base URL, without a version",
 	DefaultUpstream: "https://generativelanguage.googleapis.com",
@@ -23,7 +24,16 @@ var Descriptor = &provider.Descriptor{
 	ReplayKeyEnv:      "GEMINI_API_KEY",
 	LiveAuth:          func(h http.Header, key string) { h.Set("x-goog-api-key", key) },
 	CredentialHeaders: []string{"X-Goog-Api-Key"},
-	Usage:             usage,
+	// gitleaks' gcp-api-key: the Gemini API's keys.
+	SecretRules: []provider.SecretRule{{Name: "gcp-api-key", Prefix: "AIza", Pattern: `\bAIza[\w-]{35}`}},
+	// google-genai-sdk/… also contains "ai-sdk/": checked first.
+	Clients: []provider.Client{
+		{Match: []string{"gl-node"}, Name: "@google/genai", Lang: provider.LangNode},
+		{Match: []string{"gl-python"}, Name: "google-genai (Python)", Lang: provider.LangPython},
+		{Match: []string{"gl-go"}, Name: "a Go client", Lang: provider.LangGo},
+	},
+	GoModules: []string{"google.golang.org/genai"},
+	Usage:     usage,
 }
 
 // usage: the output counts the thinking tokens too.

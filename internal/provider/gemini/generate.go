@@ -186,6 +186,12 @@ func (Generate) NewAssembler() provider.Assembler { return &assembler{} }
 // StreamContentType is SSE.
 func (Generate) StreamContentType() string { return provider.SSEContentType }
 
+// StreamFramingHint: without ?alt=sse, :streamGenerateContent answers one
+// JSON array.
+func (Generate) StreamFramingHint() string {
+	return "Gemini: add ?alt=sse to :streamGenerateContent, as the SDKs do"
+}
+
 // SynthesizeStream writes an alt=sse stream carrying body: one chunk per
 // part of candidates[0].content.parts, in order (none: one chunk). Every
 // chunk is the body's top-level members (usageMetadata, modelVersion,

@@ -18,6 +18,7 @@ var Descriptor = &provider.Descriptor{
 	Name:            provider.Ollama,
 	Title:           "Ollama",
 	Family:          provider.FamilyOllama,
+	Since:           "1.1.0",
 	Formats:         []provider.Format{NewChat(), NewGenerate(), NewEmbed()},
 	UpstreamHelp:    "Ollama server URL",
 	DefaultUpstream: "http://127.0.0.1:11434",
@@ -30,7 +31,12 @@ var Descriptor = &provider.Descriptor{
 			h.Set("Authorization", "Bearer "+key)
 		}
 	},
-	Usage: usage,
+	Clients: []provider.Client{
+		{Match: []string{"ollama-js"}, Name: "the ollama npm package", Lang: provider.LangNode},
+		{Match: []string{"ollama/"}, Name: "a Go client", Lang: provider.LangGo}, // the ollama api package
+	},
+	GoModules: []string{"github.com/ollama/ollama"},
+	Usage:     usage,
 }
 
 // usage: a missing counter counts 0; there is no total member.

@@ -19,6 +19,7 @@ var Descriptor = &provider.Descriptor{
 	Name:              provider.OpenAI,
 	Title:             "OpenAI",
 	Family:            provider.FamilyOpenAI,
+	Since:             "1.0.0",
 	Formats:           []provider.Format{chat.New(), completions.New(), responses.New(), embeddings.New()},
 	UpstreamHelp:      "OpenAI or OpenAI-compatible base URL, with its /v1",
 	DefaultUpstream:   "https://api.openai.com/v1",
@@ -28,7 +29,12 @@ var Descriptor = &provider.Descriptor{
 	ReplayKeyEnv:      "OPENAI_API_KEY",
 	LiveAuth:          func(h http.Header, key string) { h.Set("Authorization", "Bearer "+key) },
 	CredentialHeaders: []string{"OpenAI-Organization", "OpenAI-Project"},
-	Usage:             usage,
+	// gitleaks' rule.
+	SecretRules: []provider.SecretRule{{Name: "openai-api-key", Prefix: "sk-",
+		Pattern: `\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`}},
+	Clients:   []provider.Client{{Match: []string{"agents/javascript", "openai-agents"}, Name: "the OpenAI Agents SDK", Lang: provider.LangNode}},
+	GoModules: []string{"github.com/openai/openai-go", "github.com/sashabaranov/go-openai"},
+	Usage:     usage,
 }
 
 // usage: chat, completions and embeddings count prompt_tokens and

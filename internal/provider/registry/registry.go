@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/traceforge/traceforge/internal/secret"
 	"io"
 	"maps"
 	"net/http"
@@ -50,6 +51,17 @@ var formats = func() []provider.Format {
 	}
 	return out
 }()
+
+// The snapshot layer accepts a folder per registered provider, and the
+// secret rules know every provider's keys.
+func init() {
+	for _, d := range providers {
+		snapshot.RegisterProviders(string(d.Name))
+		for _, r := range d.SecretRules {
+			secret.Register(r.Name, r.Prefix, r.Pattern)
+		}
+	}
+}
 
 // Providers returns the provider descriptors in order. The slice must not
 // be modified.
