@@ -1,7 +1,10 @@
-// Package render owns traceforge's output: the result values of verify,
-// record and migrate, every format they are written in (text — coloured
-// only on a terminal —, JSON, JUnit XML, GitHub workflow annotations), and
-// the one redacting writer every report and log line goes through.
+// Package render only formats: it writes the values of internal/result —
+// the verify report, the record summary, the migrate plan, a run's totals —
+// in every output format, one file per format (text — coloured only on a
+// terminal —, JSON, JUnit XML, GitHub workflow annotations, HTML), through
+// the one redacting writer every report and log line goes through. It
+// imports neither check nor ledger: the key rules it redacts with are
+// internal/secret's.
 package render
 
 import (
