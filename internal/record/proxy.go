@@ -93,7 +93,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	r.counts.calls++
 	r.mu.Unlock()
 
-	format, _, llm := registry.Route(req.Method, req.URL.Path)
+	format, endpoint, llm := registry.Route(req.Method, req.URL.Path) // the one routing of this call
 	if llm {
 		c.route = format.Provider()
 	} else {
@@ -116,7 +116,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
-		parsed, perr := registry.ParseWith(req.Method, req.URL.Path, req.Header, body, kc)
+		parsed, perr := registry.ParseRouted(format, endpoint, req.URL.Path, req.Header, body, kc)
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),
@@ -126,7 +126,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		c.req = parsed
 		c.turn = 1
-		if parent, turn, ok, err := registry.Lineage(string(parsed.Provider), parsed.Endpoint, parsed.Body, parsed.Headers, kc); err != nil {
+		if parent, turn, ok, err := registry.LineageOf(parsed, kc); err != nil {
 			c.linErr = err
 		} else if ok {
 			c.turn = turn

@@ -190,7 +190,8 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // counted). A request that hit before is found in the memo without being
 // parsed again; its Request then has no Body (serving a hit needs none).
 func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
-	if _, _, ok := registry.Route(r.Method, r.URL.Path); !ok {
+	format, endpoint, ok := registry.Route(r.Method, r.URL.Path) // the one routing of this call
+	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
 	}
 	body, err := registry.ReadHTTPBodyInto(r, *buf)
@@ -208,7 +209,7 @@ func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, 
 	}
 	// The body's strings alias the buffer: ServeHTTP gives it back only
 	// after a hit is answered, and a miss keeps it with its Request.
-	req, err := registry.ParseAliasingWith(r.Method, r.URL.Path, r.Header, body, s.ix.KeyContext())
+	req, err := registry.ParseRoutedAliasing(format, endpoint, r.URL.Path, r.Header, body, s.ix.KeyContext())
 	if err != nil {
 		return nil, nil, err
 	}
