@@ -50,6 +50,10 @@ type geminiRequest struct {
 			Name                 string          `json:"name"`
 			Parameters           json.RawMessage `json:"parameters"`
 			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+			// The API parses proto JSON, which accepts a field's original
+			// proto name beside its lowerCamelCase one; the Python SDK
+			// (google-genai) sends this one in snake_case.
+			ParametersJSONSchemaProto json.RawMessage `json:"parameters_json_schema"`
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
 	ToolConfig *struct {
@@ -113,8 +117,10 @@ func chooseGeminiTool(req geminiRequest) (name string, schema json.RawMessage, u
 				continue
 			}
 			schema := fd.Parameters
-			if len(schema) == 0 || string(schema) == "null" {
-				schema = fd.ParametersJSONSchema
+			for _, alt := range []json.RawMessage{fd.ParametersJSONSchema, fd.ParametersJSONSchemaProto} {
+				if len(schema) == 0 || string(schema) == "null" {
+					schema = alt
+				}
 			}
 			return fd.Name, schema, true
 		}

@@ -150,6 +150,23 @@ func TestGeminiFunctionCalling(t *testing.T) {
 	}
 }
 
+// The schema may come as parametersJsonSchema or under its proto field name,
+// parameters_json_schema (what google-genai for Python sends): proto JSON
+// parsers accept both names.
+func TestGeminiFunctionCallingJSONSchema(t *testing.T) {
+	s := start(t, Options{})
+	for _, field := range []string{"parametersJsonSchema", "parameters_json_schema"} {
+		req := `{"contents":[{"role":"user","parts":[{"text":"What is the weather in Paris?"}]}],` +
+			`"tools":[{"functionDeclarations":[{"name":"get_weather","description":"d","` + field +
+			`":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]}]}`
+		_, b := do(t, s.URL+"/v1beta/models/gemini-2.5-flash:generateContent", req, geminiAuth)
+		fc := get(t, obj(t, b), "candidates", 0, "content", "parts", 0, "functionCall")
+		if get(t, fc, "name") != "get_weather" || get(t, fc, "args", "city") != "Paris" {
+			t.Fatalf("%s: %s", field, b)
+		}
+	}
+}
+
 func TestGeminiThinking(t *testing.T) {
 	s := start(t, Options{})
 	req := `{"contents":[{"role":"user","parts":[{"text":"Weather in Paris?"}]}],` + geminiTools +
