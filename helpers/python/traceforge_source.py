@@ -5,9 +5,10 @@
 
     client = OpenAI(http_client=traceforge_source.install(httpx.Client()))
 
-``install(client)`` adds an httpx request event hook (to an ``httpx.Client`` or an
-``httpx.AsyncClient``) that sets ``X-Traceforge-Source: <file>:<line>:<function>``
-from the first stack frame outside the standard library, installed packages
+``install(client)`` adds a request event hook (to an ``httpx.Client`` or
+``httpx.AsyncClient``, or the same classes of ``httpx2``, the fork that current
+openai, anthropic and pydantic-ai releases send through) that sets
+``X-Traceforge-Source: <file>:<line>:<function>`` from the first stack frame outside the standard library, installed packages
 (``site-packages``, ``dist-packages``) and this module. ``file`` is relative to
 the project root (default: the working directory), slash-separated; ``file`` and
 ``function`` are percent-encoded as UTF-8 (``%``, ``:``, space, control
@@ -103,29 +104,43 @@ def _set_header(request, root, skip):
         request.headers[HEADER] = format_source(*src)
 
 
+def _client_classes():
+    """(sync classes, async classes) of the HTTP client packages installed: httpx
+    and httpx2 (the fork under its own import name that openai, anthropic and
+    pydantic-ai send through since 2026; its classes are not httpx's)."""
+    sync, asyn = [], []
+    for name in ("httpx", "httpx2"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        sync.append(mod.Client)
+        asyn.append(mod.AsyncClient)
+    return tuple(sync), tuple(asyn)
+
+
 def install(client, root=None, skip=()):
-    """Adds the source hook to an httpx.Client or httpx.AsyncClient; returns the client.
+    """Adds the source hook to an httpx or httpx2 Client or AsyncClient; returns the client.
 
     ``root``: the project root files are made relative to (default: the working
     directory when the request is sent). ``skip``: path substrings never to
     attribute (a wrapper module of your own). Installing twice is harmless.
     """
-    import httpx
-
-    if isinstance(client, httpx.AsyncClient):
+    sync_classes, async_classes = _client_classes()
+    if async_classes and isinstance(client, async_classes):
 
         async def hook(request):
             _set_header(request, root, skip)
 
-    elif isinstance(client, httpx.Client):
+    elif sync_classes and isinstance(client, sync_classes):
 
         def hook(request):
             _set_header(request, root, skip)
 
     else:
         raise TypeError(
-            f"traceforge_source.install: want an httpx.Client or httpx.AsyncClient, got {type(client).__name__}; "
-            "pass the client you give the SDK (OpenAI(http_client=...))"
+            "traceforge_source.install: want an httpx or httpx2 Client or AsyncClient, "
+            f"got {type(client).__name__}; pass the client you give the SDK (OpenAI(http_client=...))"
         )
     hook.traceforge_source = True
     hooks = client.event_hooks

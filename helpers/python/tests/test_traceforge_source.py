@@ -111,8 +111,31 @@ def test_outside_root_sends_nothing_and_skip_passes_over_files(tmp_path):
 
 
 def test_install_rejects_other_clients():
-    with pytest.raises(TypeError, match="want an httpx.Client or httpx.AsyncClient, got dict"):
+    with pytest.raises(TypeError, match="want an httpx or httpx2 Client or AsyncClient, got dict"):
         traceforge_source.install({})
+
+
+def test_install_takes_httpx2_clients(monkeypatch):
+    # httpx2 (what openai, anthropic and pydantic-ai send through now) is a fork
+    # of httpx under its own name: its clients are not httpx's. A stand-in
+    # module with httpx's classes subclassed checks the dispatch; the
+    # end-to-end suite (e2e/python) runs the real package.
+    import types
+
+    fake = types.ModuleType("httpx2")
+    fake.Client = type("Client", (httpx.Client,), {})
+    fake.AsyncClient = type("AsyncClient", (httpx.AsyncClient,), {})
+    monkeypatch.setitem(sys.modules, "httpx2", fake)
+    sync = traceforge_source.install(fake.Client(transport=httpx.MockTransport(echo)), root=ROOT)
+    assert sync.get("http://llm.test/").text == (  # mark:httpx2-sync
+        f"{FILE}:{marker_line('httpx2-sync')}:test_install_takes_httpx2_clients"
+    )
+    asyn = traceforge_source.install(fake.AsyncClient(transport=httpx.MockTransport(echo)), root=ROOT)
+
+    async def main():
+        return (await asyn.get("http://llm.test/")).text  # mark:httpx2-async
+
+    assert asyncio.run(main()) == f"{FILE}:{marker_line('httpx2-async')}:test_install_takes_httpx2_clients.<locals>.main"
 
 
 def test_library_thread_without_plugin_sends_nothing(fakelib):
