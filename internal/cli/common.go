@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"io"
 	"net/url"
 	"strings"
 
@@ -194,6 +195,20 @@ func wrap(text string) string {
 		paras[i] = b.String()
 	}
 	return strings.Join(paras, "\n\n")
+}
+
+// noCallsHint says why a command run may have recorded nothing: no call
+// reached traceforge, so the application's SDKs did not use the base URLs
+// it was given (one line per provider: the variable and its value), and
+// what to do. record's exit code is unchanged (a run whose tests make no
+// LLM call is fine).
+func noCallsHint(w io.Writer, addr string) {
+	fmt.Fprintln(w, "traceforge: warning: no call reached traceforge: the command's LLM clients did not use the base URLs it was given:")
+	for _, kv := range registry.CommandEnv(addr) {
+		fmt.Fprintln(w, "  "+kv)
+	}
+	fmt.Fprintln(w, "traceforge: hint: an SDK that ignores these variables needs its base URL set in code (docs/record.md, \"Which SDK reads which variable\"); "+
+		"--deny-bypass makes calls that go around traceforge fail visibly")
 }
 
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11,

@@ -224,6 +224,9 @@ func recordRun(o *recordOptions) error {
 	}
 	sum.Problems = append(sum.Problems, bypassFindings(bypasses.List())...)
 	render.Record(stderr, sum, o.OnlyMissing)
+	if sum.Calls == 0 && len(bypasses.List()) == 0 {
+		noCallsHint(stderr, bound)
+	}
 	failed := sum.Failed()
 	if o.Prune {
 		switch {
