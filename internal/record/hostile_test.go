@@ -336,6 +336,10 @@ func TestClientHangUpIsTheClients(t *testing.T) {
 	if text := summaryText(s); strings.Contains(text, "upstream answer broke off") {
 		t.Fatalf("blamed on the upstream:\n%s", text)
 	}
+	// The call is named by the line that made it (issue 30 item 4).
+	if text := summaryText(s); !strings.Contains(text, "POST /v1/chat/completions from app/agent.go:42:Ask") {
+		t.Fatalf("the hang-up does not name its source:\n%s", text)
+	}
 }
 
 // TestUnkeyableCallsNameTheirSource (§12.10.6): a call whose body cannot
