@@ -28,6 +28,7 @@ package defaults
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -252,20 +253,47 @@ func (s *Set) ApplyDefaults(endpoint provider.Endpoint, request map[string]any) 
 	if r == nil {
 		return nil
 	}
-	return r.Apply(request)
+	return r.apply(request, provider.EquivalentMembers(endpoint))
 }
 
 // Apply sets each of the rule's pointers that request lacks (absent or
 // null), creating missing parent objects, and returns the pointers set in
 // order.
-func (r *Rule) Apply(request map[string]any) []string {
+func (r *Rule) Apply(request map[string]any) []string { return r.apply(request, nil) }
+
+// apply is Apply where a pointer is also left alone when a member
+// equivalent to it (provider.EquivalentMembers) is present: a request with
+// max_tokens gets no max_completion_tokens.
+func (r *Rule) apply(request map[string]any, equivalent [][]string) []string {
 	var applied []string
 	for _, a := range r.Set {
+		if hasEquivalent(request, a.Pointer, equivalent) {
+			continue
+		}
 		if set(request, a.Tokens, a.Value) {
 			applied = append(applied, a.Pointer)
 		}
 	}
 	return applied
+}
+
+func hasEquivalent(request map[string]any, ptr string, groups [][]string) bool {
+	for _, g := range groups {
+		if !slices.Contains(g, ptr) {
+			continue
+		}
+		for _, other := range g {
+			if other == ptr {
+				continue
+			}
+			if toks, err := parsePointer(other); err == nil {
+				if v, ok := lookup(request, toks); ok && v != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // set puts value at toks inside m unless a non-null value is there or a

@@ -117,6 +117,25 @@ func TestPresentValuesAreNeverChanged(t *testing.T) {
 	}
 }
 
+// An equivalent member present (max_tokens for max_completion_tokens on
+// chat completions) keeps the default out: both at once is invalid.
+func TestEquivalentMembersKeepTheDefaultOut(t *testing.T) {
+	set := parse(t, `[{"model": "*", "set": {"/temperature": 0, "/max_completion_tokens": 4096, "/max_tokens": 4096}}]`)
+	req := decode(t, `{"model": "gpt-4o-mini", "max_tokens": 50}`)
+	if got := set.ApplyDefaults("/v1/chat/completions", req); !reflect.DeepEqual(got, []string{"/temperature"}) {
+		t.Fatalf("applied %v", got)
+	}
+	req = decode(t, `{"model": "gpt-4o-mini", "max_completion_tokens": 50}`)
+	if got := set.ApplyDefaults("/v1/chat/completions", req); !reflect.DeepEqual(got, []string{"/temperature"}) {
+		t.Fatalf("applied %v", got)
+	}
+	// Other endpoints know no such equivalence.
+	req = decode(t, `{"model": "claude", "max_tokens": 50}`)
+	if got := set.ApplyDefaults("/v1/messages", req); !reflect.DeepEqual(got, []string{"/max_completion_tokens", "/temperature"}) {
+		t.Fatalf("applied %v", got)
+	}
+}
+
 func TestNestedPointersCreateObjects(t *testing.T) {
 	set := parse(t, `[{"model": "*", "endpoint": "*:generateContent",
 		"set": {"/generationConfig/temperature": 0, "/generationConfig/maxOutputTokens": 8192}}]`)
