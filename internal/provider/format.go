@@ -381,7 +381,8 @@ func IsStream(f Format, contentType string) bool {
 // PathBinder is the optional capability of a format whose URL path carries
 // part of the request (Gemini: the model, DESIGN §12.9 item 4). registry.Parse
 // calls BindPath with the routed path (no query) on the decoded body before
-// NormalizeStored; an error refuses the call (it wraps ErrBadRequest there).
+// NormalizeStored; an error refuses the call (it wraps ErrBadRequest there,
+// and ErrContradictsPath when BindPath's error does).
 type PathBinder interface {
 	BindPath(path string, request map[string]any) error
 }

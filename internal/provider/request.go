@@ -25,6 +25,11 @@ var (
 	// ErrBadRequest: the body is not a JSON object traceforge can key
 	// (invalid JSON, duplicate keys, integers beyond 2^53, …).
 	ErrBadRequest = errors.New("request body cannot be keyed")
+	// ErrContradictsPath: the body contradicts what the path says (a
+	// Gemini body naming another model than its path). The provider would
+	// answer a request traceforge cannot key faithfully: record answers 400
+	// and forwards nothing (DESIGN §12.2).
+	ErrContradictsPath = errors.New("the body contradicts the path")
 	// ErrTooLarge: the request body exceeds serve.MaxRequestBody (answer 413).
 	ErrTooLarge = errors.New("request body too large")
 )

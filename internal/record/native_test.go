@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"github.com/traceforge/traceforge/internal/provider"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,31 @@ func TestRecordGeminiStreamWithoutSSE(t *testing.T) {
 	}
 	if files := snapshotFiles(t, dir, "gemini"); len(files) != 0 {
 		t.Fatalf("snapshotted: %v", files)
+	}
+}
+
+// TestGeminiModelContradictingPathRefused (issue 30 item 4, DESIGN §12.2):
+// a Gemini body naming another model than its path is answered 400 in
+// Gemini's error shape, named by its source; nothing is forwarded and
+// nothing is stored.
+func TestGeminiModelContradictingPathRefused(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := newProxy(t, dir, fake, func(c *record.Config) { c.Upstreams[provider.Gemini] = fake.URL })
+	body := geminiBody("Say hi")
+	body["model"] = "models/gemini-2.5-pro"
+	r := p.do("/v1beta/models/gemini-2.5-flash:generateContent", body, map[string]string{"x-goog-api-key": geminiKey})
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), `"status"`) || !strings.Contains(string(r.body), "differs from the model in the path") {
+		t.Fatalf("status %d, want 400 in Gemini's error shape: %s", r.status, r.body)
+	}
+	if n := fake.Requests(); n != 0 {
+		t.Fatalf("the upstream got %d request(s)", n)
+	}
+	s := p.finish()
+	if !s.Failed() || !hasKind(s, record.KindBadRequest) || !strings.Contains(summaryText(s), "from app/agent.go:42:Ask") {
+		t.Fatalf("want a listed bad-request problem naming the source:\n%s", summaryText(s))
+	}
+	if files := snapshotFiles(t, dir, "gemini"); len(files) != 0 {
+		t.Fatalf("stored %v", files)
 	}
 }

@@ -117,6 +117,15 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
 		parsed, perr := registry.ParseRouted(format, endpoint, req.URL.Path, req.Header, body, kc)
+		if perr != nil && errors.Is(perr, provider.ErrContradictsPath) {
+			// The provider would act on a request that is not what its key
+			// says: refused before anything is sent (DESIGN §12.2).
+			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),
+				Message: "the request cannot be recorded (" + perr.Error() + "); answered 400, nothing was sent upstream",
+				Fix:     "send the request as the official SDKs do"})
+			provider.WriteStatusError(w, format, http.StatusBadRequest, "traceforge record: "+perr.Error())
+			return
+		}
 		if perr != nil {
 			c.skip = true
 			r.addProblem(&problem{Kind: KindBadRequest, Call: c.describe(),

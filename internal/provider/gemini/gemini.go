@@ -103,7 +103,7 @@ func (wire) BindPath(path string, request map[string]any) error {
 	if s, ok := m.(string); ok && (s == p.Model || s == modelPrefixInBodies+p.Model) {
 		return nil
 	}
-	return fmt.Errorf("the body's model %s differs from the model in the path (%s); send the model in the path only", snapshotQuote(m), p.Model)
+	return fmt.Errorf("%w: the body's model %s differs from the model in the path (%s); send the model in the path only", provider.ErrContradictsPath, snapshotQuote(m), p.Model)
 }
 
 func snapshotQuote(v any) string {

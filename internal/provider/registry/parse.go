@@ -76,7 +76,7 @@ func parseRouted(f provider.Format, e provider.Endpoint, path string, header htt
 	req.Stream = f.Streams(path, m)
 	if pb, ok := f.(provider.PathBinder); ok {
 		if err := pb.BindPath(path, m); err != nil {
-			return nil, fmt.Errorf("%w: %v", provider.ErrBadRequest, err)
+			return nil, fmt.Errorf("%w: %w", provider.ErrBadRequest, err)
 		}
 	}
 	if inj, ok := f.(provider.UsageInjector); ok {
