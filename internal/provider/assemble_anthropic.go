@@ -1,4 +1,4 @@
-package messages
+package provider
 
 import (
 	"bytes"
@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// assembler builds a Messages API response from its stream, the
+// anthropicAssembler builds a Messages API response from its stream, the
 // way the official SDKs accumulate it: start from message_start.message;
 // content_block_start puts a block at its index; content_block_delta applies
 // text_delta (text), input_json_delta (partial_json accumulated and parsed at
@@ -18,19 +16,19 @@ import (
 // signature_delta and citations_delta; message_delta overwrites the
 // message's stop_reason, stop_sequence (and any other member of its delta)
 // and every non-null usage member; ping and unknown events are ignored; an
-// error event breaks the stream (provider.ErrStreamError); a stream without
+// error event breaks the stream (ErrStreamError); a stream without
 // message_stop is broken. The event type is the "event:" field, or the data's
 // "type" when the line is missing.
-type assembler struct {
-	sse       provider.SSEParser
+type anthropicAssembler struct {
+	sse       SSEParser
 	err       error
 	streamErr error
 	msg       map[string]any
-	blocks    map[int64]*blockState
+	blocks    map[int64]*anthropicBlock
 	stopped   bool
 }
 
-type blockState struct {
+type anthropicBlock struct {
 	block    map[string]any
 	partial  strings.Builder
 	jsonMode bool
@@ -40,8 +38,8 @@ type blockState struct {
 }
 
 // value is the block with its accumulated strings.
-func (bs *blockState) value() map[string]any {
-	b := provider.DeepCopy(bs.block).(map[string]any)
+func (bs *anthropicBlock) value() map[string]any {
+	b := DeepCopy(bs.block).(map[string]any)
 	for field, sb := range bs.texts {
 		prev, _ := b[field].(string)
 		b[field] = prev + sb.String()
@@ -50,8 +48,8 @@ func (bs *blockState) value() map[string]any {
 }
 
 // Held is the size of the text, thinking, signatures and tool input
-// accumulated so far (provider.SizedAssembler).
-func (a *assembler) Held() int64 {
+// accumulated so far (SizedAssembler).
+func (a *anthropicAssembler) Held() int64 {
 	var n int64
 	for _, bs := range a.blocks {
 		n += int64(bs.partial.Len())
@@ -65,7 +63,7 @@ func (a *assembler) Held() int64 {
 	return n
 }
 
-func (a *assembler) Write(p []byte) (int, error) {
+func (a *anthropicAssembler) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return len(p), a.err
 	}
@@ -79,11 +77,11 @@ func (a *assembler) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (a *assembler) event(ev provider.SSEEvent) error {
+func (a *anthropicAssembler) event(ev SSEEvent) error {
 	if a.stopped || a.streamErr != nil {
 		return nil
 	}
-	v, err := provider.DecodeValue(bytes.TrimSpace(ev.Data))
+	v, err := DecodeValue(bytes.TrimSpace(ev.Data))
 	name := ev.Name
 	if name == "" {
 		if m, ok := v.(map[string]any); ok {
@@ -91,7 +89,7 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 		}
 	}
 	if name == "error" {
-		a.streamErr = provider.StreamError(ev.Num, v)
+		a.streamErr = StreamError(ev.Num, v)
 		return nil
 	}
 	if name == "ping" {
@@ -102,72 +100,72 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	}
 	data, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", provider.ErrMalformed, ev.Num, name, provider.TypeName(v))
+		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", ErrMalformed, ev.Num, name, TypeName(v))
 	}
 	at := fmt.Sprintf("event %d (%s)", ev.Num, name)
 	if name != "message_start" && a.msg == nil {
 		switch name {
 		case "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop":
-			return fmt.Errorf("%w: %s before message_start", provider.ErrMalformed, at)
+			return fmt.Errorf("%w: %s before message_start", ErrMalformed, at)
 		}
 	}
 	switch name {
 	case "message_start":
 		if a.msg != nil {
-			return fmt.Errorf("%w: %s: second message_start", provider.ErrMalformed, at)
+			return fmt.Errorf("%w: %s: second message_start", ErrMalformed, at)
 		}
 		m, ok := data["message"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /message is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["message"]))
+			return fmt.Errorf("%w: %s: /message is %s, not an object", ErrMalformed, at, TypeName(data["message"]))
 		}
 		a.msg = m
 		if c, present := m["content"]; present && c != nil {
 			arr, ok := c.([]any)
 			if !ok {
-				return fmt.Errorf("%w: %s: /message/content is %s, not an array", provider.ErrMalformed, at, provider.TypeName(c))
+				return fmt.Errorf("%w: %s: /message/content is %s, not an array", ErrMalformed, at, TypeName(c))
 			}
 			for i, b := range arr {
 				bm, ok := b.(map[string]any)
 				if !ok {
-					return fmt.Errorf("%w: %s: /message/content/%d is %s, not an object", provider.ErrMalformed, at, i, provider.TypeName(b))
+					return fmt.Errorf("%w: %s: /message/content/%d is %s, not an object", ErrMalformed, at, i, TypeName(b))
 				}
-				a.blocks[int64(i)] = &blockState{block: bm}
+				a.blocks[int64(i)] = &anthropicBlock{block: bm}
 			}
 		}
 	case "content_block_start":
-		i, err := blockIndex(at, data)
+		i, err := anthropicBlockIndex(at, data)
 		if err != nil {
 			return err
 		}
 		b, ok := data["content_block"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /content_block is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["content_block"]))
+			return fmt.Errorf("%w: %s: /content_block is %s, not an object", ErrMalformed, at, TypeName(data["content_block"]))
 		}
-		a.blocks[i] = &blockState{block: b}
+		a.blocks[i] = &anthropicBlock{block: b}
 	case "content_block_delta":
-		i, err := blockIndex(at, data)
+		i, err := anthropicBlockIndex(at, data)
 		if err != nil {
 			return err
 		}
 		bs := a.blocks[i]
 		if bs == nil {
-			return fmt.Errorf("%w: %s: delta for block %d before its content_block_start", provider.ErrMalformed, at, i)
+			return fmt.Errorf("%w: %s: delta for block %d before its content_block_start", ErrMalformed, at, i)
 		}
 		d, ok := data["delta"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta is %s, not an object", provider.ErrMalformed, at, provider.TypeName(data["delta"]))
+			return fmt.Errorf("%w: %s: /delta is %s, not an object", ErrMalformed, at, TypeName(data["delta"]))
 		}
 		if err := bs.apply(at, d); err != nil {
 			return err
 		}
 	case "content_block_stop":
-		i, err := blockIndex(at, data)
+		i, err := anthropicBlockIndex(at, data)
 		if err != nil {
 			return err
 		}
 		bs := a.blocks[i]
 		if bs == nil {
-			return fmt.Errorf("%w: %s: stop for block %d before its content_block_start", provider.ErrMalformed, at, i)
+			return fmt.Errorf("%w: %s: stop for block %d before its content_block_start", ErrMalformed, at, i)
 		}
 		if err := bs.finish(at); err != nil {
 			return err
@@ -196,19 +194,19 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	return nil
 }
 
-func blockIndex(at string, data map[string]any) (int64, error) {
-	n, ok := provider.AsInt(data["index"])
+func anthropicBlockIndex(at string, data map[string]any) (int64, error) {
+	n, ok := AsInt(data["index"])
 	if !ok || n < 0 || n > 1<<16 {
-		return 0, fmt.Errorf("%w: %s: /index is not a small integer ≥ 0", provider.ErrMalformed, at)
+		return 0, fmt.Errorf("%w: %s: /index is not a small integer ≥ 0", ErrMalformed, at)
 	}
 	return n, nil
 }
 
-func (bs *blockState) apply(at string, d map[string]any) error {
+func (bs *anthropicBlock) apply(at string, d map[string]any) error {
 	appendString := func(field, key string) error {
 		s, ok := d[key].(string)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta/%s is %s, not a string", provider.ErrMalformed, at, key, provider.TypeName(d[key]))
+			return fmt.Errorf("%w: %s: /delta/%s is %s, not a string", ErrMalformed, at, key, TypeName(d[key]))
 		}
 		if bs.texts == nil {
 			bs.texts = map[string]*strings.Builder{}
@@ -231,7 +229,7 @@ func (bs *blockState) apply(at string, d map[string]any) error {
 	case "input_json_delta":
 		s, ok := d["partial_json"].(string)
 		if !ok {
-			return fmt.Errorf("%w: %s: /delta/partial_json is %s, not a string", provider.ErrMalformed, at, provider.TypeName(d["partial_json"]))
+			return fmt.Errorf("%w: %s: /delta/partial_json is %s, not a string", ErrMalformed, at, TypeName(d["partial_json"]))
 		}
 		bs.jsonMode = true
 		bs.partial.WriteString(s)
@@ -243,7 +241,7 @@ func (bs *blockState) apply(at string, d map[string]any) error {
 }
 
 // finish parses a tool block's accumulated input JSON.
-func (bs *blockState) finish(at string) error {
+func (bs *anthropicBlock) finish(at string) error {
 	if !bs.jsonMode {
 		return nil
 	}
@@ -254,7 +252,7 @@ func (bs *blockState) finish(at string) error {
 		bs.block["input"] = map[string]any{}
 		return nil
 	}
-	v, err := provider.DecodeValue([]byte(text))
+	v, err := DecodeValue([]byte(text))
 	if err != nil {
 		return fmt.Errorf("%s: input of block: %w", at, err)
 	}
@@ -262,7 +260,7 @@ func (bs *blockState) finish(at string) error {
 	return nil
 }
 
-func (a *assembler) Done() (map[string]any, error) {
+func (a *anthropicAssembler) Done() (map[string]any, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -270,10 +268,10 @@ func (a *assembler) Done() (map[string]any, error) {
 		return nil, a.streamErr
 	}
 	if a.msg == nil {
-		return nil, fmt.Errorf("%w: no message_start in %d events", provider.ErrBrokenStream, a.sse.Events())
+		return nil, fmt.Errorf("%w: no message_start in %d events", ErrBrokenStream, a.sse.Events())
 	}
 	if !a.stopped {
-		return nil, fmt.Errorf("%w: no message_stop after %d events", provider.ErrBrokenStream, a.sse.Events())
+		return nil, fmt.Errorf("%w: no message_stop after %d events", ErrBrokenStream, a.sse.Events())
 	}
 	idx := make([]int64, 0, len(a.blocks))
 	for i := range a.blocks {
@@ -282,10 +280,10 @@ func (a *assembler) Done() (map[string]any, error) {
 	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
 	for _, i := range idx {
 		if a.blocks[i].jsonMode {
-			return nil, fmt.Errorf("%w: block %d has no content_block_stop", provider.ErrBrokenStream, i)
+			return nil, fmt.Errorf("%w: block %d has no content_block_stop", ErrBrokenStream, i)
 		}
 	}
-	body := provider.DeepCopy(a.msg).(map[string]any)
+	body := DeepCopy(a.msg).(map[string]any)
 	content := make([]any, 0, len(idx))
 	for _, i := range idx {
 		content = append(content, a.blocks[i].value())

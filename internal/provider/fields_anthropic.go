@@ -1,42 +1,43 @@
-package messages
+package provider
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
-func extract(body map[string]any, f *snapshot.Fields) error {
+// anthropicFields derives the response fields of a Messages answer into f
+// (AnthropicWire.Fields).
+func anthropicFields(body map[string]any, f *snapshot.Fields) error {
 	blocks, ok := body["content"].([]any)
 	if !ok {
-		return fmt.Errorf("%w: /content is %s, not an array", provider.ErrMalformed, provider.TypeName(body["content"]))
+		return fmt.Errorf("%w: /content is %s, not an array", ErrMalformed, TypeName(body["content"]))
 	}
 	var text strings.Builder
 	for i, b := range blocks {
 		block, ok := b.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: /content/%d is %s, not an object", provider.ErrMalformed, i, provider.TypeName(b))
+			return fmt.Errorf("%w: /content/%d is %s, not an object", ErrMalformed, i, TypeName(b))
 		}
 		switch block["type"] {
 		case "text":
 			s, ok := block["text"].(string)
 			if !ok {
-				return fmt.Errorf("%w: /content/%d/text is %s, not a string", provider.ErrMalformed, i, provider.TypeName(block["text"]))
+				return fmt.Errorf("%w: /content/%d/text is %s, not a string", ErrMalformed, i, TypeName(block["text"]))
 			}
 			text.WriteString(s)
 		case "tool_use":
-			f.ToolCalls = append(f.ToolCalls, provider.DeepCopy(block))
+			f.ToolCalls = append(f.ToolCalls, DeepCopy(block))
 		}
 	}
 	f.Content = text.String()
 	sr, ok := body["stop_reason"].(string)
 	if !ok {
-		return fmt.Errorf("%w: /stop_reason is %s, not a string", provider.ErrMalformed, provider.TypeName(body["stop_reason"]))
+		return fmt.Errorf("%w: /stop_reason is %s, not a string", ErrMalformed, TypeName(body["stop_reason"]))
 	}
 	f.FinishReason = sr
-	usage, err := provider.UsageObject(body)
+	usage, err := UsageObject(body)
 	if err != nil {
 		return err
 	}
@@ -46,9 +47,9 @@ func extract(body map[string]any, f *snapshot.Fields) error {
 		if !present || v == nil {
 			continue
 		}
-		n, ok := provider.AsInt(v)
+		n, ok := AsInt(v)
 		if !ok || n < 0 {
-			return fmt.Errorf("%w: /usage/%s is %s, not an integer ≥ 0", provider.ErrMalformed, k, provider.TypeName(v))
+			return fmt.Errorf("%w: /usage/%s is %s, not an integer ≥ 0", ErrMalformed, k, TypeName(v))
 		}
 		total += n
 	}

@@ -1,31 +1,29 @@
-package messages
+package provider
 
 import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// stream writes the events of a Messages stream carrying body through e
-// (provider.WriteLazily: a dry run checks, then every event is written as
+// anthropicStream writes the events of a Messages stream carrying body through e
+// (WriteLazily: a dry run checks, then every event is written as
 // soon as it is built).
-func stream(body map[string]any, e *provider.Emitter) error {
+func anthropicStream(body map[string]any, e *Emitter) error {
 	if body == nil {
-		return fmt.Errorf("%w: no response body", provider.ErrMalformed)
+		return fmt.Errorf("%w: no response body", ErrMalformed)
 	}
 	blocks, ok := body["content"].([]any)
 	if !ok {
-		return fmt.Errorf("%w: /content is %s, not an array", provider.ErrMalformed, provider.TypeName(body["content"]))
+		return fmt.Errorf("%w: /content is %s, not an array", ErrMalformed, TypeName(body["content"]))
 	}
 	usage, ok := body["usage"].(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: Anthropic streams need /usage", provider.ErrNoUsage)
+		return fmt.Errorf("%w: Anthropic streams need /usage", ErrNoUsage)
 	}
-	out, _ := provider.AsInt(usage["output_tokens"])
-	startUsage := provider.DeepCopy(usage).(map[string]any)
-	startUsage["output_tokens"] = provider.Num(min(out, 1))
+	out, _ := AsInt(usage["output_tokens"])
+	startUsage := DeepCopy(usage).(map[string]any)
+	startUsage["output_tokens"] = Num(min(out, 1))
 
 	// message_start: the body's members in the API's order, then the rest.
 	var msg []any
@@ -62,29 +60,29 @@ func stream(body map[string]any, e *provider.Emitter) error {
 		msg = append(msg, k, body[k])
 	}
 
-	if err := e.Named("message_start", provider.Ordered("type", "message_start", "message", provider.Ordered(msg...))); err != nil {
+	if err := e.Named("message_start", Ordered("type", "message_start", "message", Ordered(msg...))); err != nil {
 		return err
 	}
-	if err := e.Named("ping", provider.Ordered("type", "ping")); err != nil {
+	if err := e.Named("ping", Ordered("type", "ping")); err != nil {
 		return err
 	}
 	for i, b := range blocks {
 		block, ok := b.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: /content/%d is %s, not an object", provider.ErrMalformed, i, provider.TypeName(b))
+			return fmt.Errorf("%w: /content/%d is %s, not an object", ErrMalformed, i, TypeName(b))
 		}
-		index := provider.Num(int64(i))
+		index := Num(int64(i))
 		var js []byte
 		if t := block["type"]; t == "tool_use" || t == "server_tool_use" {
 			var err error
-			if js, err = provider.Marshal(block["input"]); err != nil {
-				return fmt.Errorf("%w: /content/%d/input: %v", provider.ErrMalformed, i, err)
+			if js, err = Marshal(block["input"]); err != nil {
+				return fmt.Errorf("%w: /content/%d/input: %v", ErrMalformed, i, err)
 			}
 		}
 		if e.Dry() {
 			continue
 		}
-		start := provider.DeepCopy(block).(map[string]any)
+		start := DeepCopy(block).(map[string]any)
 		switch block["type"] {
 		case "text":
 			start["text"] = ""
@@ -97,17 +95,17 @@ func stream(body map[string]any, e *provider.Emitter) error {
 			start["thinking"] = ""
 			start["signature"] = ""
 		}
-		if err := e.Named("content_block_start", provider.Ordered("type", "content_block_start", "index", index, "content_block", start)); err != nil {
+		if err := e.Named("content_block_start", Ordered("type", "content_block_start", "index", index, "content_block", start)); err != nil {
 			return err
 		}
 		deltaOf := func(d json.Marshaler) any {
-			return provider.Ordered("type", "content_block_delta", "index", index, "delta", d)
+			return Ordered("type", "content_block_delta", "index", index, "delta", d)
 		}
 		add := func(d json.Marshaler) error { return e.Named("content_block_delta", deltaOf(d)) }
 		// pieces writes one delta of type typ per piece of s, in member.
 		pieces := func(s string, n int, typ, member string) error {
 			return e.NamedPieces("content_block_delta", s, n, func(p string) any {
-				return deltaOf(provider.Ordered("type", typ, member, p))
+				return deltaOf(Ordered("type", typ, member, p))
 			})
 		}
 		switch block["type"] {
@@ -115,41 +113,41 @@ func stream(body map[string]any, e *provider.Emitter) error {
 			text, _ := block["text"].(string)
 			if cits, ok := block["citations"].([]any); ok {
 				for _, c := range cits {
-					if err := add(provider.Ordered("type", "citations_delta", "citation", c)); err != nil {
+					if err := add(Ordered("type", "citations_delta", "citation", c)); err != nil {
 						return err
 					}
 				}
 			}
-			if err := pieces(text, provider.TextPiece, "text_delta", "text"); err != nil {
+			if err := pieces(text, TextPiece, "text_delta", "text"); err != nil {
 				return err
 			}
 		case "tool_use", "server_tool_use":
 			if string(js) == "{}" || string(js) == "null" {
-				if err := add(provider.Ordered("type", "input_json_delta", "partial_json", "")); err != nil {
+				if err := add(Ordered("type", "input_json_delta", "partial_json", "")); err != nil {
 					return err
 				}
 			}
 			if string(js) != "{}" {
-				if err := pieces(string(js), provider.ArgsPiece, "input_json_delta", "partial_json"); err != nil {
+				if err := pieces(string(js), ArgsPiece, "input_json_delta", "partial_json"); err != nil {
 					return err
 				}
 			}
 		case "thinking":
 			thinking, _ := block["thinking"].(string)
 			sig, _ := block["signature"].(string)
-			if err := pieces(thinking, provider.TextPiece, "thinking_delta", "thinking"); err != nil {
+			if err := pieces(thinking, TextPiece, "thinking_delta", "thinking"); err != nil {
 				return err
 			}
-			if err := add(provider.Ordered("type", "signature_delta", "signature", sig)); err != nil {
+			if err := add(Ordered("type", "signature_delta", "signature", sig)); err != nil {
 				return err
 			}
 		}
-		if err := e.Named("content_block_stop", provider.Ordered("type", "content_block_stop", "index", index)); err != nil {
+		if err := e.Named("content_block_stop", Ordered("type", "content_block_stop", "index", index)); err != nil {
 			return err
 		}
 	}
-	if err := e.Named("message_delta", provider.Ordered("type", "message_delta", "delta", provider.Ordered("stop_reason", body["stop_reason"], "stop_sequence", body["stop_sequence"]), "usage", provider.Ordered("output_tokens", provider.Num(out)))); err != nil {
+	if err := e.Named("message_delta", Ordered("type", "message_delta", "delta", Ordered("stop_reason", body["stop_reason"], "stop_sequence", body["stop_sequence"]), "usage", Ordered("output_tokens", Num(out)))); err != nil {
 		return err
 	}
-	return e.Named("message_stop", provider.Ordered("type", "message_stop"))
+	return e.Named("message_stop", Ordered("type", "message_stop"))
 }
