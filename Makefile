@@ -31,7 +31,7 @@ install:
 
 # The whole suite: unit, CLI scripts, end to end with the real SDKs, and the
 # attribution helpers' own tests.
-test: deps unit selfcheck e2e helpers packaging-test
+test: deps unit selfcheck e2e e2e-python helpers packaging-test
 
 # What the tests need beyond Go modules, installed only when missing, so that
 # `make test` works on a fresh clone (.ci/run relies on it):
@@ -43,10 +43,12 @@ test: deps unit selfcheck e2e helpers packaging-test
 #   rollup's packages for other platforms;
 # - Debian's python3-httpx and python3-pytest (the Python helper's tests run
 #   with /usr/bin/python3) and chromium (HTML reports opened headless), with
-#   apt-get when run as root, else a message naming the packages.
+#   apt-get when run as root, else a message naming the packages;
+# - the Python end-to-end suite's venv (e2e/python/.venv; see e2e-python).
 NPM_DIRS := tools/hashcheck e2e/node
 deps: $(foreach d,$(NPM_DIRS),$(d)/node_modules/.package-lock.json) \
-	helpers/node/fixtures/runners/node_modules/.package-lock.json debdeps
+	helpers/node/fixtures/runners/node_modules/.package-lock.json debdeps \
+	e2e/python/.venv/.requirements.stamp
 
 %/node_modules/.package-lock.json: %/package-lock.json
 	cd $* && npm ci --no-audit --no-fund
@@ -69,6 +71,30 @@ unit:
 
 e2e:
 	@if [ -d e2e ]; then cd e2e && $(GO) test -count=1 ./...; fi
+
+# The Python SDKs end to end (e2e/python, pytest on two workers) with the
+# binaries just built. Their pinned packages (e2e/python/requirements.txt) go
+# into a venv made from E2E_PYTHON, the python3 on PATH (pyenv's 3.11 on
+# these machines; Debian's needs python3-venv, installed as root); pip runs
+# again only when requirements.txt is newer than the venv's stamp.
+E2E_PYTHON    ?= python3
+E2E_PY_VENV   := e2e/python/.venv
+E2E_PY_STAMP  := $(E2E_PY_VENV)/.requirements.stamp
+.PHONY: e2e-python
+e2e-python: build $(E2E_PY_STAMP)
+	cd e2e/python && TF_E2E_BIN=$(CURDIR)/bin .venv/bin/python -m pytest -n 2 --dist loadscope
+
+$(E2E_PY_STAMP): e2e/python/requirements.txt
+	@if ! $(E2E_PY_VENV)/bin/python -c '' 2>/dev/null; then \
+	  rm -rf $(E2E_PY_VENV); \
+	  if ! $(E2E_PYTHON) -m venv $(E2E_PY_VENV); then \
+	    [ "$$(id -u)" -eq 0 ] || { echo "make deps: $(E2E_PYTHON) cannot make a venv: install python3-venv"; exit 1; }; \
+	    rm -rf $(E2E_PY_VENV); apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv && \
+	    $(E2E_PYTHON) -m venv $(E2E_PY_VENV) || exit 1; \
+	  fi; \
+	fi
+	$(E2E_PY_VENV)/bin/python -m pip install -q --disable-pip-version-check -r e2e/python/requirements.txt
+	@touch $@
 
 # The Node package (node --test: unit, npm pack install, node:test, Vitest,
 # Jest, TypeScript types) and the Python module (Debian's python3 with python3-httpx and
