@@ -1,23 +1,21 @@
-package gemini
+package provider
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
-
-	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// assembler builds the stored body of a :streamGenerateContent?alt=sse
+// geminiAssembler builds the stored body of a :streamGenerateContent?alt=sse
 // stream (DESIGN §12.9 item 1): the last chunk, with
 // candidates[0].content.parts replaced by every chunk's parts in order (not
 // merged: adjacent text parts stay apart, as the SDKs hand them out). When
 // the last chunk carries no candidate, the last candidate sent is used. A
 // stream is complete when a chunk's candidates[0] had a finishReason; a
-// `data: {"error":…}` event breaks it (provider.ErrStreamError).
-type assembler struct {
-	sse       provider.SSEParser
+// `data: {"error":…}` event breaks it (ErrStreamError).
+type geminiAssembler struct {
+	sse       SSEParser
 	err       error
 	streamErr error
 	last      map[string]any // the last chunk
@@ -27,7 +25,7 @@ type assembler struct {
 	finished  bool
 }
 
-func (a *assembler) Write(p []byte) (int, error) {
+func (a *geminiAssembler) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return len(p), a.err
 	}
@@ -41,20 +39,20 @@ func (a *assembler) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (a *assembler) event(ev provider.SSEEvent) error {
+func (a *geminiAssembler) event(ev SSEEvent) error {
 	if a.streamErr != nil {
 		return nil
 	}
-	v, err := provider.DecodeValue(bytes.TrimSpace(ev.Data))
+	v, err := DecodeValue(bytes.TrimSpace(ev.Data))
 	if err != nil {
 		return fmt.Errorf("event %d: %w", ev.Num, err)
 	}
 	chunk, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d: data is %s, not an object", provider.ErrMalformed, ev.Num, provider.TypeName(v))
+		return fmt.Errorf("%w: event %d: data is %s, not an object", ErrMalformed, ev.Num, TypeName(v))
 	}
 	if _, ok := chunk["error"]; ok || ev.Name == "error" {
-		a.streamErr = provider.StreamError(ev.Num, chunk)
+		a.streamErr = StreamError(ev.Num, chunk)
 		return nil
 	}
 	a.last = chunk
@@ -64,17 +62,17 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	}
 	list, ok := cands.([]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d: /candidates is %s, not an array", provider.ErrMalformed, ev.Num, provider.TypeName(cands))
+		return fmt.Errorf("%w: event %d: /candidates is %s, not an array", ErrMalformed, ev.Num, TypeName(cands))
 	}
 	if len(list) == 0 {
 		return nil
 	}
 	cand, ok := list[0].(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d: /candidates/0 is %s, not an object", provider.ErrMalformed, ev.Num, provider.TypeName(list[0]))
+		return fmt.Errorf("%w: event %d: /candidates/0 is %s, not an object", ErrMalformed, ev.Num, TypeName(list[0]))
 	}
 	a.cand = cand
-	parts, err := candidateParts(cand)
+	parts, err := geminiCandidateParts(cand)
 	if err != nil {
 		return fmt.Errorf("event %d: %w", ev.Num, err)
 	}
@@ -90,7 +88,7 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	return nil
 }
 
-func (a *assembler) Done() (map[string]any, error) {
+func (a *geminiAssembler) Done() (map[string]any, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -98,18 +96,18 @@ func (a *assembler) Done() (map[string]any, error) {
 		return nil, a.streamErr
 	}
 	if a.last == nil {
-		return nil, fmt.Errorf("%w: no chunk in %d events", provider.ErrBrokenStream, a.sse.Events())
+		return nil, fmt.Errorf("%w: no chunk in %d events", ErrBrokenStream, a.sse.Events())
 	}
 	if !a.finished {
-		return nil, fmt.Errorf("%w: no chunk with candidates[0].finishReason after %d events", provider.ErrBrokenStream, a.sse.Events())
+		return nil, fmt.Errorf("%w: no chunk with candidates[0].finishReason after %d events", ErrBrokenStream, a.sse.Events())
 	}
-	body := provider.DeepCopy(a.last).(map[string]any)
-	cand := provider.DeepCopy(a.cand).(map[string]any)
+	body := DeepCopy(a.last).(map[string]any)
+	cand := DeepCopy(a.cand).(map[string]any)
 	content, _ := cand["content"].(map[string]any)
 	if content == nil {
 		content = map[string]any{}
 	}
-	content["parts"] = provider.DeepCopy(append([]any{}, a.parts...))
+	content["parts"] = DeepCopy(append([]any{}, a.parts...))
 	if _, ok := content["role"]; !ok && a.role != nil {
 		content["role"] = a.role
 	}
@@ -124,13 +122,13 @@ func (a *assembler) Done() (map[string]any, error) {
 	return body, nil
 }
 
-// events builds the synthesized stream of body (see SynthesizeStream).
-func events(body map[string]any) ([][]byte, error) {
-	cand, err := firstCandidate(body)
+// geminiEvents builds the synthesized stream of body (see SynthesizeStream).
+func geminiEvents(body map[string]any) ([][]byte, error) {
+	cand, err := geminiFirstCandidate(body)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := candidateParts(cand)
+	parts, err := geminiCandidateParts(cand)
 	if err != nil {
 		return nil, err
 	}
@@ -142,13 +140,13 @@ func events(body map[string]any) ([][]byte, error) {
 	withParts := func(ps []any) json.Marshaler {
 		c := maps.Clone(content)
 		c["parts"] = ps
-		return provider.OrderedFirst(c, "parts", "role")
+		return OrderedFirst(c, "parts", "role")
 	}
 	// chunk is a GenerateContentResponse in the API's member order.
 	chunk := func(c json.Marshaler) json.Marshaler {
 		b := maps.Clone(body)
 		b["candidates"] = []any{c}
-		return provider.OrderedFirst(b, "candidates", "usageMetadata", "modelVersion", "responseId")
+		return OrderedFirst(b, "candidates", "usageMetadata", "modelVersion", "responseId")
 	}
 	var chunks []json.Marshaler
 	for i := 0; i+1 < len(parts); i++ {
@@ -156,7 +154,7 @@ func events(body map[string]any) ([][]byte, error) {
 		if idx, ok := cand["index"]; ok {
 			c["index"] = idx
 		}
-		chunks = append(chunks, chunk(provider.OrderedFirst(c, "content", "index")))
+		chunks = append(chunks, chunk(OrderedFirst(c, "content", "index")))
 	}
 	lastParts := parts
 	if len(parts) > 0 {
@@ -164,10 +162,10 @@ func events(body map[string]any) ([][]byte, error) {
 	}
 	last := maps.Clone(cand)
 	last["content"] = withParts(lastParts)
-	chunks = append(chunks, chunk(provider.OrderedFirst(last, "content", "finishReason")))
+	chunks = append(chunks, chunk(OrderedFirst(last, "content", "finishReason")))
 	out := make([][]byte, 0, len(chunks))
 	for _, c := range chunks {
-		b, err := provider.DataEvent(c)
+		b, err := DataEvent(c)
 		if err != nil {
 			return nil, err
 		}
