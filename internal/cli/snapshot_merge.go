@@ -68,7 +68,7 @@ func mergeManifestRun(o *mergeManifestOptions) error {
 		if emptyOK && len(data) == 0 {
 			return nil, nil // Git passes an empty BASE when the file has no common ancestor
 		}
-		m, fs := check.ParseManifest(p, data, check.Options{CanMigrate: project.CanMigrate})
+		m, fs := check.ParseManifestAnyTimes(p, data, check.Options{CanMigrate: project.CanMigrate})
 		if fs.Errors() > 0 {
 			return nil, withCode(ExitFailed, fmt.Errorf("%s manifest %s is invalid: %s", side, p, fs[0].Message),
 				"nothing was written; take one side's manifest.json (git checkout --ours or --theirs), then run: traceforge snapshot reindex && traceforge verify")
