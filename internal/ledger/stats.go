@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/traceforge/traceforge/internal/result"
+
 	"github.com/traceforge/traceforge/internal/check"
 )
 
@@ -147,7 +149,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	line := func(x Row) {
 		cache := "-"
 		if x.Tokens.CacheRead+x.Tokens.CacheWrite > 0 {
-			cache = fmt.Sprintf("%s/%s", thousands(x.Tokens.CacheRead), thousands(x.Tokens.CacheWrite))
+			cache = fmt.Sprintf("%s/%s", result.Thousands(x.Tokens.CacheRead), result.Thousands(x.Tokens.CacheWrite))
 		}
 		cost := "-"
 		if x.CostUSD != nil {
@@ -157,7 +159,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%dms\t%dms\t%dms\t%.0f%%\t%s\n", x.Key, x.Calls,
-			thousands(x.Tokens.Input), thousands(x.Tokens.Output), cache, thousands(x.Tokens.Total),
+			result.Thousands(x.Tokens.Input), result.Thousands(x.Tokens.Output), cache, result.Thousands(x.Tokens.Total),
 			x.LatencyMS.P50, x.LatencyMS.P95, x.LatencyMS.Max, x.StreamedShare*100, cost)
 	}
 	for _, g := range r.Groups {
@@ -168,7 +170,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	if r.Total.Tokens.Unsplit > 0 {
-		fmt.Fprintf(w, "\n%s of the tokens come from calls with only tokens_used (no usage breakdown): counted in TOTAL, not in INPUT or OUTPUT.\n", thousands(r.Total.Tokens.Unsplit))
+		fmt.Fprintf(w, "\n%s of the tokens come from calls with only tokens_used (no usage breakdown): counted in TOTAL, not in INPUT or OUTPUT.\n", result.Thousands(r.Total.Tokens.Unsplit))
 	}
 	if r.Total.Tokens.CacheRead+r.Total.Tokens.CacheWrite > 0 {
 		fmt.Fprintln(w, "\nINPUT excludes Anthropic cache tokens; CACHE R/W lists them (cache read / cache write).")
@@ -179,7 +181,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	case len(r.Unpriced) > 0:
 		fmt.Fprintf(w, "\n* Unpriced (not in COST; add them to \"prices\" in %s):\n", check.ConfigName)
 		for _, u := range r.Unpriced {
-			fmt.Fprintf(w, "  %s: %s tokens, %s\n", u.Model, thousands(u.Tokens), u.Reason)
+			fmt.Fprintf(w, "  %s: %s tokens, %s\n", u.Model, result.Thousands(u.Tokens), u.Reason)
 		}
 	}
 	return nil
@@ -190,22 +192,4 @@ func (r *Report) firstModel() string {
 		return r.Unpriced[0].Model
 	}
 	return "MODEL"
-}
-
-// thousands writes n with comma separators (12,345).
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

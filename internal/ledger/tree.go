@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/traceforge/traceforge/internal/result"
 )
 
 // Node is one call in a conversation tree, or a placeholder for a parent
@@ -390,7 +392,7 @@ func nodeLine(n *Node) string {
 		return fmt.Sprintf("%s %s  (missing: a parent not in the set; its children were recorded without it)", turn, n.ID)
 	}
 	e := n.Entry
-	parts := []string{turn + " " + n.ID, e.Provider + "/" + e.Model(), e.FinishReason, thousands(e.Usage.Total) + " tok", e.Source.Display()}
+	parts := []string{turn + " " + n.ID, e.Provider + "/" + e.Model(), e.FinishReason, result.Thousands(e.Usage.Total) + " tok", e.Source.Display()}
 	if e.ToolResults {
 		parts = append(parts, "returns tool results")
 	}

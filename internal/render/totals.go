@@ -15,18 +15,18 @@ import (
 // price, and is left out when nothing is priced.
 func TotalsLine(s result.Totals) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "totals: %d call%s, %s tokens", s.Calls, plural(s.Calls), thousands(s.Tokens.Total))
+	fmt.Fprintf(&b, "totals: %d call%s, %s tokens", s.Calls, plural(s.Calls), result.Thousands(s.Tokens.Total))
 	if s.Tokens.Input+s.Tokens.Output > 0 {
-		fmt.Fprintf(&b, " (%s in, %s out", thousands(s.Tokens.Input), thousands(s.Tokens.Output))
+		fmt.Fprintf(&b, " (%s in, %s out", result.Thousands(s.Tokens.Input), result.Thousands(s.Tokens.Output))
 		if c := s.Tokens.CacheRead + s.Tokens.CacheWrite; c > 0 {
-			fmt.Fprintf(&b, ", %s cache", thousands(c))
+			fmt.Fprintf(&b, ", %s cache", result.Thousands(c))
 		}
 		b.WriteString(")")
 	}
 	if s.CostUSD != nil {
 		fmt.Fprintf(&b, ", cost $%.6f", *s.CostUSD)
 		if s.UnpricedTokens > 0 {
-			fmt.Fprintf(&b, " (+%s unpriced tokens)", thousands(s.UnpricedTokens))
+			fmt.Fprintf(&b, " (+%s unpriced tokens)", result.Thousands(s.UnpricedTokens))
 		}
 	}
 	fmt.Fprintf(&b, ", latency p50 %dms p95 %dms", s.LatencyMS.P50, s.LatencyMS.P95)
@@ -38,22 +38,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// thousands writes n with comma separators (12,345), as snapshot stats does.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
