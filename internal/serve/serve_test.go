@@ -295,3 +295,33 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("RedactURLIn: %s", got)
 	}
 }
+
+// TestUpstreamPlaceholders: a {name} in an upstream's host parses, stays in
+// Host as written and is shown as written; a placeholder elsewhere than in
+// the host is not one.
+func TestUpstreamPlaceholders(t *testing.T) {
+	u, err := ParseUpstream("", "https://{location}-aiplatform.googleapis.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Host != "{location}-aiplatform.googleapis.com" || u.Scheme != "https" || u.Path != "" {
+		t.Fatalf("parsed %#v", u)
+	}
+	if got := RedactURL(u); got != "https://{location}-aiplatform.googleapis.com" {
+		t.Fatalf("RedactURL = %q", got)
+	}
+	u, err = ParseUpstream("https://bedrock-runtime.{region}.amazonaws.com/x?k=v", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := RedactURL(u); got != "https://bedrock-runtime.{region}.amazonaws.com/x?k="+Redacted {
+		t.Fatalf("RedactURL = %q", got)
+	}
+	if _, err := ParseUpstream("https://user:pw@{location}-x.example", ""); err == nil || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("credentials with a placeholder: %v", err)
+	}
+	u, err = ParseUpstream("https://example.com/{location}", "")
+	if err != nil || u.Host != "example.com" || u.Path != "/{location}" {
+		t.Fatalf("placeholder in the path: %v %#v", err, u)
+	}
+}

@@ -4,17 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 )
 
 // ParseUpstream validates an upstream base URL ("" = def): http or https,
-// a host, no credentials; a trailing slash is dropped.
+// a host, no credentials; a trailing slash is dropped. The host may hold
+// placeholders, {name}, that the provider fills in per call
+// (provider.Descriptor.PrepareUpstream: Vertex AI's {location}, Bedrock's
+// {region}); the URL keeps them in Host as written.
 func ParseUpstream(s, def string) (*url.URL, error) {
 	if s == "" {
 		s = def
 	}
+	s, host, marked := markPlaceholders(s)
 	u, err := url.Parse(s)
+	if err == nil && marked {
+		if _, h, ok := strings.Cut(host, "@"); ok {
+			host = h // refused below: the URL carries credentials
+		}
+		if u.Host == placeholderMark(host) {
+			u.Host = host
+		}
+	}
 	if err != nil {
 		// The value is not quoted: it may hold a key, and an unparsable
 		// URL cannot be redacted.
@@ -39,6 +52,35 @@ func ParseUpstream(s, def string) (*url.URL, error) {
 	return u, nil
 }
 
+// placeholderRE is a {name} placeholder of an upstream host.
+var placeholderRE = regexp.MustCompile(`\{[a-z]+\}`)
+
+// markPlaceholders replaces the {name} placeholders in the host of s by
+// parseable labels (placeholderMark); host is the host as written, marked
+// whether there was one.
+func markPlaceholders(s string) (out, host string, marked bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s, "", false
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	host = rest[:end]
+	if !placeholderRE.MatchString(host) {
+		return s, "", false
+	}
+	return scheme + "://" + placeholderMark(host) + rest[end:], host, true
+}
+
+// placeholderMark turns each {name} into the label tf-placeholder-name.
+func placeholderMark(host string) string {
+	return placeholderRE.ReplaceAllStringFunc(host, func(p string) string {
+		return "tf-placeholder-" + p[1:len(p)-1]
+	})
+}
+
 // Redacted replaces every query value of an upstream URL when it is shown.
 const Redacted = "REDACTED"
 
@@ -61,6 +103,12 @@ func RedactURL(u *url.URL) string {
 			}
 		}
 		c.RawQuery = strings.Join(parts, "&")
+	}
+	if placeholderRE.MatchString(c.Host) {
+		// url.URL escapes the braces of a placeholder host.
+		host := c.Host
+		c.Host = placeholderMark(host)
+		return strings.Replace(c.String(), c.Host, host, 1)
 	}
 	return c.String()
 }
