@@ -177,6 +177,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 		fs = append(fs, finding.Finding{File: file, Pointer: vi.Pointer, Rule: RuleSchema, Severity: finding.Error,
 			Message: vi.Reason, Fix: schemaFix(vi)})
 	}
+	fs = withDefaultsFixes(doc, fs)
 	// The secret scan runs even on schema-invalid files: a key must never pass unnoticed.
 	fs = append(fs, secretFindings(file, doc, opts.Config)...)
 	if fs.Errors() > 0 {
@@ -212,6 +213,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	}
 	s.Key = key
 	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
+	fs = append(fs, defaultsFindings(file, rec, opts.Config)...)
 	if built {
 		// The writer hashed these very values.
 	} else if h, err := snapshot.RecordHash(recV); err == nil && h != rec.Hash {
@@ -235,7 +237,7 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 		fs = append(fs, lineageFindings(file, rec, parent, turn, ok)...)
 	}
 	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
-	fs = append(fs, pf...)
+	fs = append(fs, withDefaultsFixes(doc, pf)...)
 	s.Exception = ex
 	return s, fs
 }
@@ -406,7 +408,7 @@ func PolicyFindings(file, ptr string, f pv.Format, req map[string]any, cfg *Conf
 	}
 	tempPtr, seedPtr := f.Determinism()
 	model, _ := req["model"].(string)
-	ex := cfg.ExceptionFor(model)
+	ex := cfg.ExceptionForRequest(req)
 	if tempPtr == "" && seedPtr == "" {
 		return nil, nil // nothing to sample (embeddings): no policy, no exception
 	}

@@ -388,7 +388,7 @@ func TestRecordOnlyMissing(t *testing.T) {
 	broken := ""
 	for rel := range e.files() {
 		if strings.HasPrefix(rel, "openai/") {
-			_ = os.WriteFile(filepath.Join(e.dir, rel), []byte(`{"version":"1.1.0"}`), 0o644)
+			_ = os.WriteFile(filepath.Join(e.dir, rel), []byte(`{"version":"1.2.0"}`), 0o644)
 			broken = rel
 			break
 		}

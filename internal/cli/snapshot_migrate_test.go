@@ -60,15 +60,15 @@ func TestSnapshotMigrateCLI(t *testing.T) {
 
 	// verify meets the old set with the specification's text and the hint.
 	code, out, _ := runMigrateCLI(t, root, "verify")
-	for _, want := range []string{"❌ Snapshot version 0.9.0 is no longer supported\n", "   Current version: 1.1.0\n",
-		"   Re-record all snapshots (or run: traceforge snapshot migrate --from 0.9.0 --to 1.1.0)\n"} {
+	for _, want := range []string{"❌ Snapshot version 0.9.0 is no longer supported\n", "   Current version: 1.2.0\n",
+		"   Re-record all snapshots (or run: traceforge snapshot migrate --from 0.9.0 --to 1.2.0)\n"} {
 		if code != ExitFailed || !strings.Contains(out, want) {
 			t.Fatalf("verify on 0.9.0: exit %d, want %q in\n%s", code, want, out)
 		}
 	}
 
 	// A dry run prints the plan and writes nothing.
-	code, out, errOut := runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0", "--dry-run")
+	code, out, errOut := runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0", "--dry-run")
 	golden, _ := os.ReadFile(filepath.Join("..", "..", "testdata", "legacy", "mixed-providers", "dry-run.golden"))
 	if code != ExitOK || out != string(golden) || errOut != "" {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
@@ -77,16 +77,16 @@ func TestSnapshotMigrateCLI(t *testing.T) {
 		t.Fatalf("dry run wrote files: %v", es)
 	}
 
-	code, out, errOut = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0")
-	if code != ExitOK || !strings.Contains(out, "removed .ai-snapshots/snapshots.json") || !strings.Contains(out, "Migrated .ai-snapshots to format 1.1.0") {
+	code, out, errOut = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0")
+	if code != ExitOK || !strings.Contains(out, "removed .ai-snapshots/snapshots.json") || !strings.Contains(out, "Migrated .ai-snapshots to format 1.2.0") {
 		t.Fatalf("migrate: exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, _ = runMigrateCLI(t, root, "verify")
 	if code != ExitOK {
 		t.Fatalf("verify after migrate: exit %d\n%s", code, out)
 	}
-	code, out, _ = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0")
-	if code != ExitOK || out != "Nothing to do: .ai-snapshots is already at format 1.1.0.\n" {
+	code, out, _ = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0")
+	if code != ExitOK || out != "Nothing to do: .ai-snapshots is already at format 1.2.0.\n" {
 		t.Fatalf("rerun: exit %d %q", code, out)
 	}
 }
@@ -103,7 +103,7 @@ func TestSnapshotMigrateCLIExitCodes(t *testing.T) {
 		{"tampered", "tampered", nil, ExitFailed, `/snapshots/1/hash (#1 "ask-1"): record hash mismatch`, "migration refused: 1 problem(s); nothing was written"},
 		{"missing function", "missing-function", nil, ExitFailed, "[missing-function]", "migration refused: 2 problem(s)"},
 		{"dry run with problems", "tool-call-finish", []string{"--dry-run"}, ExitFailed, "[tool-call]", "migration refused"},
-		{"unknown pair", "valid-openai", []string{"--from", "0.8.0"}, ExitUsage, "", "no migration path from 0.8.0 to 1.1.0 (supported: 0.9.0 → 1.0.0, 0.9.0 → 1.1.0, 1.0.0 → 1.1.0)"},
+		{"unknown pair", "valid-openai", []string{"--from", "0.8.0"}, ExitUsage, "", "no migration path from 0.8.0 to 1.2.0 (supported: 0.9.0 → 1.0.0, 0.9.0 → 1.1.0, 0.9.0 → 1.2.0, 1.0.0 → 1.1.0, 1.0.0 → 1.2.0, 1.1.0 → 1.2.0)"},
 		{"unknown target", "valid-openai", []string{"--to", "2.0.0"}, ExitUsage, "", "no migration path from 0.9.0 to 2.0.0"},
 		{"missing flags", "valid-openai", []string{"--from", ""}, ExitUsage, "", "--from and --to are both required"},
 		{"missing folder", "", nil, ExitUsage, "", "snapshot folder .ai-snapshots does not exist"},
@@ -114,7 +114,7 @@ func TestSnapshotMigrateCLIExitCodes(t *testing.T) {
 			if tt.fixture != "" {
 				root = legacyProject(t, tt.fixture)
 			}
-			args := []string{"snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0"}
+			args := []string{"snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0"}
 			args = append(args, tt.args...)
 			code, out, errOut := runMigrateCLI(t, root, args...)
 			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
@@ -136,7 +136,7 @@ func TestSnapshotMigrateCLILocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	code, _, errOut := runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0")
+	code, _, errOut := runMigrateCLI(t, root, "snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0")
 	if code != ExitUsage || !strings.Contains(errOut, "is locked") {
 		t.Errorf("exit %d\n%s", code, errOut)
 	}
@@ -147,7 +147,7 @@ func TestSnapshotMigrateCLIDir(t *testing.T) {
 	if err := os.Rename(filepath.Join(root, ".ai-snapshots"), filepath.Join(root, "snaps")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runMigrateCLI(t, root, "--dir", "snaps", "snapshot", "migrate", "--from", "0.9.0", "--to", "1.1.0")
+	code, out, errOut := runMigrateCLI(t, root, "--dir", "snaps", "snapshot", "migrate", "--from", "0.9.0", "--to", "1.2.0")
 	if code != ExitOK || !strings.Contains(out, "wrote   snaps/manifest.json") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -184,12 +184,12 @@ func project100(t *testing.T) string {
 }
 
 // TestFormat100Set: verify on a 1.0.0 set prints the §8 text naming
-// --from 1.0.0 --to 1.1.0 (exit 1); record refuses to add to it with the
+// --from 1.0.0 --to 1.2.0 (exit 1); record refuses to add to it with the
 // same text (exit 1, the command never started); one migrate command
 // upgrades it and verify then passes.
 func TestFormat100Set(t *testing.T) {
 	root := project100(t)
-	text := "❌ Snapshot version 1.0.0 is no longer supported\n   Current version: 1.1.0\n   Re-record all snapshots (or run: traceforge snapshot migrate --from 1.0.0 --to 1.1.0)\n"
+	text := "❌ Snapshot version 1.0.0 is no longer supported\n   Current version: 1.2.0\n   Re-record all snapshots (or run: traceforge snapshot migrate --from 1.0.0 --to 1.2.0)\n"
 	code, out, _ := runMigrateCLI(t, root, "verify")
 	for _, line := range strings.SplitAfter(text, "\n")[:3] {
 		if code != ExitFailed || !strings.Contains(out, line) {
@@ -204,8 +204,8 @@ func TestFormat100Set(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("record started the command on a set of another version")
 	}
-	code, out, errOut = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "1.0.0", "--to", "1.1.0")
-	if code != ExitOK || !strings.Contains(out, "Migrated .ai-snapshots to format 1.1.0") {
+	code, out, errOut = runMigrateCLI(t, root, "snapshot", "migrate", "--from", "1.0.0", "--to", "1.2.0")
+	if code != ExitOK || !strings.Contains(out, "Migrated .ai-snapshots to format 1.2.0") {
 		t.Fatalf("migrate: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if code, out, _ := runMigrateCLI(t, root, "verify"); code != ExitOK {

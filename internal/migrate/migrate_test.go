@@ -103,10 +103,10 @@ func rulesOf(ps finding.Findings) []string {
 }
 
 func TestRegistryPaths(t *testing.T) {
-	if got := Default().Supported(); !reflect.DeepEqual(got, []string{"0.9.0 → 1.0.0", "0.9.0 → 1.1.0", "1.0.0 → 1.1.0"}) {
+	if got := Default().Supported(); !reflect.DeepEqual(got, []string{"0.9.0 → 1.0.0", "0.9.0 → 1.1.0", "0.9.0 → 1.2.0", "1.0.0 → 1.1.0", "1.0.0 → 1.2.0", "1.1.0 → 1.2.0"}) {
 		t.Errorf("Supported() = %v", got)
 	}
-	if !CanMigrate("0.9.0", "1.1.0") || !CanMigrate("1.0.0", "1.1.0") || CanMigrate("0.8.0", "1.1.0") || CanMigrate("1.1.0", "1.1.0") {
+	if !CanMigrate("0.9.0", "1.2.0") || !CanMigrate("1.0.0", "1.2.0") || !CanMigrate("1.1.0", "1.2.0") || CanMigrate("0.8.0", "1.2.0") || CanMigrate("1.2.0", "1.2.0") {
 		t.Error("CanMigrate answers wrongly")
 	}
 	_, err := Default().Path("0.8.0", "1.1.0")
@@ -114,7 +114,7 @@ func TestRegistryPaths(t *testing.T) {
 	if !errors.As(err, &npe) || !errors.Is(err, ErrNoPath) {
 		t.Fatalf("Path(0.8.0) error = %v", err)
 	}
-	if want := "no migration path from 0.8.0 to 1.1.0 (supported: 0.9.0 → 1.0.0, 0.9.0 → 1.1.0, 1.0.0 → 1.1.0)"; err.Error() != want {
+	if want := "no migration path from 0.8.0 to 1.1.0 (supported: 0.9.0 → 1.0.0, 0.9.0 → 1.1.0, 0.9.0 → 1.2.0, 1.0.0 → 1.1.0, 1.0.0 → 1.2.0, 1.1.0 → 1.2.0)"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
 
@@ -152,11 +152,12 @@ func TestRegistryPaths(t *testing.T) {
 
 // TestChainThroughFutureStep runs a three-step chain end to end through Run:
 // a pretend 0.8.0 → 0.9.0 step registered in front of the real 0.9.0 →
-// 1.0.0 → 1.1.0 steps.
+// 1.0.0 → 1.1.0 → 1.2.0 steps.
 func TestChainThroughFutureStep(t *testing.T) {
 	r := NewRegistry()
 	legacy := defaultRegistry.steps[[2]string{"0.9.0", "1.0.0"}]
 	r.Register(defaultRegistry.steps[[2]string{"1.0.0", "1.1.0"}])
+	r.Register(defaultRegistry.steps[[2]string{"1.1.0", "1.2.0"}])
 	var seen []string
 	r.Register(Step{From: "0.8.0", To: "0.9.0", Apply: func(in *Set, env Env) (*Set, *result.MigrateStep, error) {
 		seen = append(seen, "0.8.0→0.9.0")
@@ -179,7 +180,7 @@ func TestChainThroughFutureStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Done || len(res.Steps) != 3 || len(seen) != 1 {
+	if !res.Done || len(res.Steps) != 4 || len(seen) != 1 {
 		t.Fatalf("done=%v steps=%d seen=%v", res.Done, len(res.Steps), seen)
 	}
 	assertValidSet(t, dir)
@@ -293,7 +294,7 @@ func TestMigrateValid(t *testing.T) {
 			}
 			var b bytes.Buffer
 			render.Migrate(&b, res2)
-			if want := "Nothing to do: .ai-snapshots is already at format 1.1.0.\n"; b.String() != want {
+			if want := "Nothing to do: .ai-snapshots is already at format " + snapshot.Version + ".\n"; b.String() != want {
 				t.Errorf("rerun says %q", b.String())
 			}
 			if after := tree(t, dir, true); !reflect.DeepEqual(after, got) {
@@ -472,7 +473,7 @@ func classify(t *testing.T, dir string) string {
 	for _, f := range set.Findings {
 		if f.Severity == finding.Error {
 			rules = append(rules, f.Rule)
-			if f.Rule == check.RuleVersion && !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 0.9.0 --to 1.1.0") {
+			if f.Rule == check.RuleVersion && !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 0.9.0 --to "+snapshot.Version) {
 				t.Errorf("version finding without the migrate hint: %q", f.Verbatim)
 			}
 		}

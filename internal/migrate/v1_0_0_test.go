@@ -18,7 +18,7 @@ import (
 )
 
 // v100Dir holds a format 1.0.0 set (written by traceforge 1.0) and, under
-// want/, the 1.1.0 set its migration must produce (-update rewrites it).
+// want/, the current-version set its migration must produce (-update rewrites it).
 var v100Dir = filepath.Join("..", "..", "testdata", "v1.0.0", "mixed")
 
 // setup100 copies the 1.0.0 fixture set into a fresh snapshot folder.
@@ -43,7 +43,7 @@ func opts100(dir string, dry bool) Options {
 	return o
 }
 
-// TestMigrate100 moves a 1.0.0 set to 1.1.0: same files and ids, each record
+// TestMigrate100 moves a 1.0.0 set to the current version (through 1.1.0): same files and ids, each record
 // gets the endpoint of the 1.0.0 rule, every hash is recomputed, the set
 // verifies, created_at is kept, and a rerun has nothing to do.
 func TestMigrate100(t *testing.T) {
@@ -92,15 +92,17 @@ func TestMigrate100(t *testing.T) {
 	}
 }
 
-// TestChain090To110: --from 0.9.0 --to 1.1.0 runs both steps, in order, and
-// the result verifies (the dry-run goldens of testdata/legacy show both).
+// TestChain090To110: --from 0.9.0 --to the current version runs every step,
+// in order, and the result verifies (the dry-run goldens of testdata/legacy
+// show them).
 func TestChain090To110(t *testing.T) {
 	dir := setup(t, "mixed-providers")
 	res, err := Run(opts(dir, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Steps) != 2 || res.Steps[0].To != "1.0.0" || res.Steps[1].From != "1.0.0" || res.Steps[1].To != snapshot.Version {
+	if len(res.Steps) != 3 || res.Steps[0].To != "1.0.0" || res.Steps[1].From != "1.0.0" || res.Steps[1].To != Version110 ||
+		res.Steps[2].From != Version110 || res.Steps[2].To != snapshot.Version {
 		t.Fatalf("steps = %+v", res.Steps)
 	}
 	assertValidSet(t, dir)
@@ -194,7 +196,7 @@ func TestMigrate100Refuses(t *testing.T) {
 	}
 }
 
-// TestMigrate100CrashAtEveryStage interrupts the 1.0.0 → 1.1.0 migration
+// TestMigrate100CrashAtEveryStage interrupts the 1.0.0 → current migration
 // after each write stage: verify then passes or names the version with the
 // migrate hint (never a silent mix), and a rerun finishes with exactly the
 // set an uninterrupted run writes.
@@ -236,7 +238,7 @@ func TestMigrate100CrashAtEveryStage(t *testing.T) {
 				if f.Severity != finding.Error {
 					continue
 				}
-				if f.Rule != check.RuleVersion || !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 1.0.0 --to 1.1.0") {
+				if f.Rule != check.RuleVersion || !strings.Contains(f.Verbatim, "traceforge snapshot migrate --from 1.0.0 --to "+snapshot.Version) {
 					t.Errorf("after %s verify says %s", stage, f.Error())
 				}
 			}
@@ -259,7 +261,7 @@ func TestMigrate100CrashAtEveryStage(t *testing.T) {
 }
 
 // TestVersion100Message: verify on a 1.0.0 set prints the §8 text naming
-// --from 1.0.0 --to 1.1.0.
+// --from 1.0.0 --to the current version.
 func TestVersion100Message(t *testing.T) {
 	dir := setup100(t)
 	canMigrate := func(v string) bool { return CanMigrate(v, snapshot.Version) }
@@ -267,7 +269,7 @@ func TestVersion100Message(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "❌ Snapshot version 1.0.0 is no longer supported\n   Current version: 1.1.0\n   Re-record all snapshots (or run: traceforge snapshot migrate --from 1.0.0 --to 1.1.0)"
+	want := "❌ Snapshot version 1.0.0 is no longer supported\n   Current version: " + snapshot.Version + "\n   Re-record all snapshots (or run: traceforge snapshot migrate --from 1.0.0 --to " + snapshot.Version + ")"
 	n := 0
 	for _, f := range set.Findings {
 		if f.Rule == check.RuleVersion {

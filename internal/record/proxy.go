@@ -38,7 +38,7 @@ type call struct {
 	skip bool
 	// addedUsage: the proxy added stream_options.include_usage.
 	addedUsage bool
-	original   []byte // the body as the application sent it
+	original   []byte // the body as the application sent it, with the request defaults applied
 	upstream   []byte // the body sent upstream
 	// The key (req.Key) and the lineage are computed once, at parse time,
 	// with one chains.keyContext (it resolves previous_response_id), and
@@ -116,6 +116,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		kc, missed := r.chains.keyContext()
 		kc = provider.WithNormalizer(kc, r.cfg.Check.Config.Normalizer())
+		kc = provider.WithDefaults(kc, r.cfg.Check.Config.RequestDefaults())
 		parsed, perr := registry.ParseRouted(format, endpoint, req.URL.Path, req.Header, body, kc)
 		if perr != nil && errors.Is(perr, provider.ErrContradictsPath) {
 			// The provider would act on a request that is not what its key
@@ -132,6 +133,15 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 				Message: "the request body cannot be keyed (" + perr.Error() + "); forwarded, not snapshotted",
 				Fix:     "send a JSON object body"})
 			break
+		}
+		// The project's request defaults (DESIGN §13.2) filled members the
+		// application left out: what goes upstream is what is stored.
+		if len(parsed.DefaultsApplied) > 0 {
+			if withDefaults, err := r.applyDefaults(c, parsed, body); err == nil {
+				body, c.original, c.upstream = withDefaults, withDefaults, withDefaults
+			} else {
+				c.skip = true
+			}
 		}
 		c.req = parsed
 		c.turn = 1

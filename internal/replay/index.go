@@ -32,6 +32,7 @@ func NewIndex(set *check.SetResult) *Index {
 	byKey := set.ByKey()
 	if set.Keys != nil {
 		ix.kc.Normalize = set.Keys.Normalize
+		ix.kc.Defaults = set.Keys.Defaults
 	}
 	for _, s := range set.Snapshots {
 		if byKey[s.Key] == s {

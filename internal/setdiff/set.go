@@ -183,7 +183,7 @@ func (g Git) Read(ctx context.Context, rev, dir, display string, opts check.Opti
 		}
 		sn, fs := check.CheckBytes(b.rel, data[:size], opts)
 		if sn == nil && previousVersion(data[:size]) {
-			// A set from before the 1.1.0 upgrade: compare it as
+			// A set from before an upgrade (1.0.0, 1.1.0): compare it as
 			// `snapshot migrate` made it (hashes checked, nothing written).
 			if up, err := migrate.UpgradeFile(path.Dir(b.rel), data[:size]); err == nil {
 				sn, fs = check.CheckBytes(b.rel, up, opts)
@@ -198,12 +198,13 @@ func (g Git) Read(ctx context.Context, rev, dir, display string, opts check.Opti
 	return s, nil
 }
 
-// previousVersion reports whether a snapshot file says it is at the
-// previous format version (1.0.0), which migrate upgrades.
+// previousVersion reports whether a snapshot file says it is at an
+// earlier format version that migrate upgrades file by file (1.0.0, 1.1.0).
 func previousVersion(data []byte) bool {
 	v, err := snapshot.Decode(data)
 	doc, _ := v.(map[string]any)
-	return err == nil && doc["version"] == snapshot.PreviousVersion
+	version, _ := doc["version"].(string)
+	return err == nil && migrate.UpgradableFileVersion(version)
 }
 
 // relInside returns dir relative to top, slash-separated; both are resolved

@@ -9,10 +9,11 @@ import (
 )
 
 // Version is the current snapshot format version.
-const Version = "1.1.0"
+const Version = "1.2.0"
 
-// PreviousVersion is the format before Version, whose records carry no
-// endpoint (DESIGN §12.2); snapshot migrate turns it into Version.
+// PreviousVersion is format 1.0.0, the first of the one-file-per-record
+// layout, whose records carry no endpoint (DESIGN §12.2); snapshot migrate
+// turns it into Version through 1.1.0.
 const PreviousVersion = "1.0.0"
 
 // Fields are the normalized response fields of a record (DESIGN §3, §11

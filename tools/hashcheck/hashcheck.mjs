@@ -5,7 +5,8 @@
 //
 //   node hashcheck.mjs [--verbose] [--config FILE] FOLDER...
 //
-// Format 1.1.0 (manifest.json + <provider>/<id>.json), per DESIGN §4/§11/§12.2:
+// Formats 1.1.0 and 1.2.0 (manifest.json + <provider>/<id>.json), per DESIGN
+// §4/§11/§12.2/§13.2:
 //   request key = sha256(JCS({provider, endpoint, request, headers?})), endpoint
 //                 = the record's "endpoint" field (format 1.0.0 records have
 //                 none: it is derived from the body, see endpoint100), with the
@@ -17,6 +18,11 @@
 //                 from the folder's parent or --config), whose names that
 //                 changed the key must equal the record's key_normalizers;
 //   id          = first 12 hex characters of the key (= the file name);
+//   defaults_applied (1.2.0, optional) = the JSON pointers the project's
+//                 request defaults set in "request" before it was sent: each
+//                 must point at a member of the stored request; the key is
+//                 over the stored request as it is, defaults included, and
+//                 the field is hashed with the record like any other;
 //   lineage     = the id of the request cut before its last assistant message,
 //                 turn = assistant messages + 1;
 //   record hash = "sha256:" + sha256(JCS(record without "hash"));
@@ -374,6 +380,9 @@ export function checkFolder(dir, configFile) {
       const key = sha256hex(canonicalize(keyObj));
       const id = key.slice(0, 12);
       differ(rel, 'key_normalizers', canonicalize(rec.key_normalizers ?? []), canonicalize(applied));
+      for (const ptr of rec.defaults_applied ?? []) {
+        if (pointerValue(rec.request, ptr) === undefined) problems.push(`${rel}: defaults_applied names ${ptr}, which the request lacks`);
+      }
       differ(rel, 'id (from the request key)', rec.id, id);
       differ(rel, 'file name', name, `${id}.json`);
       const lin = lineage(provider, ep, rec.request, headers, rec.lineage, rules);
@@ -476,4 +485,15 @@ function main(argv) {
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('hashcheck.mjs')) {
   process.exitCode = main(process.argv.slice(2));
+}
+
+// pointerValue resolves an RFC 6901 pointer inside v (undefined when absent).
+function pointerValue(v, ptr) {
+  if (typeof ptr !== 'string' || !ptr.startsWith('/')) return undefined;
+  for (const raw of ptr.slice(1).split('/')) {
+    const tok = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, tok)) return undefined;
+    v = v[tok];
+  }
+  return v;
 }
