@@ -1,15 +1,13 @@
-package responses
+package provider
 
 import (
 	"fmt"
 	"io"
 	"maps"
-
-	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// finalEvent names the terminal event of a response by its status.
-var finalEvent = map[string]string{"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
+// responsesFinalEvent names the terminal event of a response by its status.
+var responsesFinalEvent = map[string]string{"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
 
 // SynthesizeStream writes the Responses stream of a stored response object
 // (replay of a streamed request; DESIGN §12.9 item 12), deterministic, one
@@ -30,18 +28,18 @@ var finalEvent = map[string]string{"completed": "response.completed", "incomplet
 // verbatim. Every event has `event:` and data {"type", "sequence_number"
 // (from 0), …}. includeUsage is ignored: Responses streams always carry
 // usage. A body that cannot be streamed (no output array, an unknown status)
-// is an error wrapping provider.ErrMalformed, written before any event.
-func (Format) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush func()) error {
+// is an error wrapping ErrMalformed, written before any event.
+func (ResponsesWire) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush func()) error {
 	status, _ := body["status"].(string)
-	last, ok := finalEvent[status]
+	last, ok := responsesFinalEvent[status]
 	if !ok {
-		return fmt.Errorf("%w: status %q has no terminal stream event", provider.ErrMalformed, status)
+		return fmt.Errorf("%w: status %q has no terminal stream event", ErrMalformed, status)
 	}
 	output, ok := body["output"].([]any)
 	if !ok {
-		return fmt.Errorf("%w: /output is missing or not an array", provider.ErrMalformed)
+		return fmt.Errorf("%w: /output is missing or not an array", ErrMalformed)
 	}
-	e := &emitter{w: w, flush: flush}
+	e := &responsesEmitter{w: w, flush: flush}
 	start := maps.Clone(body)
 	start["status"] = "in_progress"
 	start["output"] = []any{}
@@ -57,7 +55,7 @@ func (Format) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush f
 	for i, v := range output {
 		it, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: /output/%d is %s, not an object", provider.ErrMalformed, i, provider.TypeName(v))
+			return fmt.Errorf("%w: /output/%d is %s, not an object", ErrMalformed, i, TypeName(v))
 		}
 		e.item(i, it)
 	}
@@ -65,8 +63,8 @@ func (Format) SynthesizeStream(body map[string]any, _ bool, w io.Writer, flush f
 	return e.err
 }
 
-// emitter writes numbered events until the first error.
-type emitter struct {
+// responsesEmitter writes numbered events until the first error.
+type responsesEmitter struct {
 	w     io.Writer
 	flush func()
 	seq   int64
@@ -74,23 +72,23 @@ type emitter struct {
 }
 
 // send writes one event: type and sequence_number, then kv pairs.
-func (e *emitter) send(typ string, kv ...any) {
+func (e *responsesEmitter) send(typ string, kv ...any) {
 	if e.err != nil {
 		return
 	}
-	fields := append([]any{"type", typ, "sequence_number", provider.Num(e.seq)}, kv...)
+	fields := append([]any{"type", typ, "sequence_number", Num(e.seq)}, kv...)
 	e.seq++
-	ev, err := provider.NamedEvent(typ, provider.Ordered(fields...))
+	ev, err := NamedEvent(typ, Ordered(fields...))
 	if err != nil {
 		e.err = err
 		return
 	}
-	e.err = provider.WriteEvents([][]byte{ev}, e.w, e.flush)
+	e.err = WriteEvents([][]byte{ev}, e.w, e.flush)
 }
 
 // item writes the events of output item i.
-func (e *emitter) item(i int, it map[string]any) {
-	idx := provider.Num(int64(i))
+func (e *responsesEmitter) item(i int, it map[string]any) {
+	idx := Num(int64(i))
 	id := it["id"]
 	added := maps.Clone(it)
 	switch it["type"] {
@@ -115,8 +113,8 @@ func (e *emitter) item(i int, it map[string]any) {
 			if !ok {
 				continue
 			}
-			at := []any{"item_id", id, "output_index", idx, "content_index", provider.Num(int64(j))}
-			e.send("response.content_part.added", append(at, "part", emptyPart(pm))...)
+			at := []any{"item_id", id, "output_index", idx, "content_index", Num(int64(j))}
+			e.send("response.content_part.added", append(at, "part", responsesEmptyPart(pm))...)
 			switch pm["type"] {
 			case "output_text":
 				logprobs := pm["logprobs"]
@@ -141,7 +139,7 @@ func (e *emitter) item(i int, it map[string]any) {
 			if !ok {
 				continue
 			}
-			at := []any{"item_id", id, "output_index", idx, "summary_index", provider.Num(int64(k))}
+			at := []any{"item_id", id, "output_index", idx, "summary_index", Num(int64(k))}
 			e.send("response.reasoning_summary_part.added", append(at, "part", map[string]any{"type": pm["type"], "text": ""})...)
 			e.send("response.reasoning_summary_text.delta", append(at, "delta", pm["text"])...)
 			e.send("response.reasoning_summary_text.done", append(at, "text", pm["text"])...)
@@ -153,7 +151,7 @@ func (e *emitter) item(i int, it map[string]any) {
 			if !ok || pm["type"] != "reasoning_text" {
 				continue
 			}
-			at := []any{"item_id", id, "output_index", idx, "content_index", provider.Num(int64(k))}
+			at := []any{"item_id", id, "output_index", idx, "content_index", Num(int64(k))}
 			e.send("response.reasoning_text.delta", append(at, "delta", pm["text"])...)
 			e.send("response.reasoning_text.done", append(at, "text", pm["text"])...)
 		}
@@ -161,8 +159,8 @@ func (e *emitter) item(i int, it map[string]any) {
 	e.send("response.output_item.done", "output_index", idx, "item", it)
 }
 
-// emptyPart is a content part as content_part.added shows it: no text yet.
-func emptyPart(p map[string]any) map[string]any {
+// responsesEmptyPart is a content part as content_part.added shows it: no text yet.
+func responsesEmptyPart(p map[string]any) map[string]any {
 	c := maps.Clone(p)
 	switch p["type"] {
 	case "output_text":

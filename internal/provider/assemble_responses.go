@@ -1,39 +1,37 @@
-package responses
+package provider
 
 import (
 	"bytes"
 	"fmt"
-
-	"github.com/traceforge/traceforge/internal/provider"
 )
 
-// terminalEvents end a Responses stream; their "response" is the stored body
+// responsesTerminalEvents end a Responses stream; their "response" is the stored body
 // (DESIGN §12.9 item 1).
-var terminalEvents = map[string]bool{"response.completed": true, "response.incomplete": true, "response.failed": true}
+var responsesTerminalEvents = map[string]bool{"response.completed": true, "response.incomplete": true, "response.failed": true}
 
-// assembler reads a Responses stream: typed SSE events (the type is the
+// responsesAssembler reads a Responses stream: typed SSE events (the type is the
 // `event:` field, or the data's "type" when the line is missing), each data
 // a JSON object. The answer is the "response" object of the final
 // response.completed, response.incomplete or response.failed event; what
 // follows it is ignored. An "error" event breaks the stream
-// (provider.ErrStreamError); a stream without a terminal event is broken.
-type assembler struct {
-	sse       provider.SSEParser
+// (ErrStreamError); a stream without a terminal event is broken.
+type responsesAssembler struct {
+	sse       SSEParser
 	err       error // malformed input: Write and Done report it
 	streamErr error
 	body      map[string]any
 	held      int64 // bytes of the terminal event's data
 }
 
-var _ provider.SizedAssembler = (*assembler)(nil)
+var _ SizedAssembler = (*responsesAssembler)(nil)
 
-// Held is the size of the response the assembler keeps: the data of the
+// Held is the size of the response the responsesAssembler keeps: the data of the
 // terminal event once it arrived, else nothing (the events before it are
 // read and dropped), so the snapshot cap applies to the response, not to
 // the stream, which repeats it in deltas and done events.
-func (a *assembler) Held() int64 { return a.held }
+func (a *responsesAssembler) Held() int64 { return a.held }
 
-func (a *assembler) Write(p []byte) (int, error) {
+func (a *responsesAssembler) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return len(p), a.err
 	}
@@ -47,7 +45,7 @@ func (a *assembler) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (a *assembler) event(ev provider.SSEEvent) error {
+func (a *responsesAssembler) event(ev SSEEvent) error {
 	if a.streamErr != nil || a.body != nil {
 		return nil
 	}
@@ -55,13 +53,13 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	if string(data) == "[DONE]" {
 		return nil
 	}
-	v, err := provider.DecodeValue(data)
+	v, err := DecodeValue(data)
 	if err != nil {
 		return fmt.Errorf("event %d (%s): %w", ev.Num, ev.Name, err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", provider.ErrMalformed, ev.Num, ev.Name, provider.TypeName(v))
+		return fmt.Errorf("%w: event %d (%s): data is %s, not an object", ErrMalformed, ev.Num, ev.Name, TypeName(v))
 	}
 	name := ev.Name
 	if name == "" {
@@ -69,11 +67,11 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 	}
 	switch {
 	case name == "error":
-		a.streamErr = provider.StreamError(ev.Num, m)
-	case terminalEvents[name]:
+		a.streamErr = StreamError(ev.Num, m)
+	case responsesTerminalEvents[name]:
 		resp, ok := m["response"].(map[string]any)
 		if !ok {
-			return fmt.Errorf("%w: event %d (%s): /response is missing or not an object", provider.ErrMalformed, ev.Num, name)
+			return fmt.Errorf("%w: event %d (%s): /response is missing or not an object", ErrMalformed, ev.Num, name)
 		}
 		a.body, a.held = resp, int64(len(data))
 	}
@@ -81,14 +79,14 @@ func (a *assembler) event(ev provider.SSEEvent) error {
 }
 
 // Done returns the final response object, or why there is none.
-func (a *assembler) Done() (map[string]any, error) {
+func (a *responsesAssembler) Done() (map[string]any, error) {
 	switch {
 	case a.err != nil:
 		return nil, a.err
 	case a.streamErr != nil:
 		return nil, a.streamErr
 	case a.body == nil:
-		return nil, fmt.Errorf("%w: no response.completed, response.incomplete or response.failed event after %d event(s)", provider.ErrBrokenStream, a.sse.Events())
+		return nil, fmt.Errorf("%w: no response.completed, response.incomplete or response.failed event after %d event(s)", ErrBrokenStream, a.sse.Events())
 	}
 	return a.body, nil
 }
