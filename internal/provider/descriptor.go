@@ -62,6 +62,21 @@ type Descriptor struct {
 	// LiveAuth puts key on a --live request (key may be "" when
 	// KeyOptional).
 	LiveAuth func(h http.Header, key string)
+	// ReplayEnv are further variables, "NAME=value", that COMMAND gets in
+	// replay when none of KeyEnv is set, each only when it is not set
+	// already: Bedrock's dummy AWS credentials and region, so the AWS SDKs
+	// sign their requests without looking for credentials elsewhere (the
+	// instance metadata endpoint).
+	ReplayEnv []string
+	// PrepareUpstream, when set, rewrites a request of this provider's
+	// routes just before it is sent upstream: out carries the upstream
+	// URL and the application's headers, body is exactly what is sent.
+	// Bedrock strips the SigV4 signature the client made for traceforge's
+	// host and signs out anew for the upstream (and fills the region into
+	// its default host). An error fails the call (502) before anything is
+	// sent. It is called by record for every forwarded call of the
+	// provider's routes (not for routes nobody serves).
+	PrepareUpstream func(out *http.Request, body []byte) error
 	// CredentialHeaders carry the provider's credentials: forwarded,
 	// never stored or printed (their values are scrubbed from upstream
 	// text). Authorization, Proxy-Authorization and Cookie are everyone's.

@@ -4,9 +4,9 @@ package provider
 // formats shape it: the tool's name and its arguments as the provider
 // sent them — a JSON string for OpenAI chat function calls and Responses
 // function_call items, the input string of OpenAI custom tool calls, an
-// object for Anthropic tool_use, Gemini functionCall and Ollama calls.
-// Provider ids (id, call_id) and Gemini's thoughtSignature are not part of
-// it.
+// object for Anthropic tool_use, Gemini functionCall, Bedrock toolUse and
+// Ollama calls. Provider ids (id, call_id, toolUseId) and Gemini's
+// thoughtSignature are not part of it.
 type ToolCall struct {
 	Name      string
 	Arguments any
@@ -18,7 +18,8 @@ type ToolCall struct {
 // ToolCalls reads stored tool calls: OpenAI chat {function:{name,
 // arguments}} and custom {custom:{name,input}}, Anthropic tool_use
 // {name,input}, Responses function_call {name,arguments}, Gemini parts
-// {functionCall:{name,args}}, Ollama {function:{name,arguments:{…}}}.
+// {functionCall:{name,args}}, Ollama {function:{name,arguments:{…}}},
+// Bedrock Converse content blocks {toolUse:{toolUseId,name,input}}.
 // A call that is not an object has the name "?" and itself as arguments.
 func ToolCalls(calls []any) []ToolCall {
 	out := make([]ToolCall, 0, len(calls))
@@ -38,6 +39,9 @@ func ToolCalls(calls []any) []ToolCall {
 		case isObject(m["functionCall"]):
 			fc := m["functionCall"].(map[string]any)
 			out = append(out, ToolCall{Name: str(fc["name"]), Arguments: fc["args"], Known: true})
+		case isObject(m["toolUse"]):
+			tu := m["toolUse"].(map[string]any)
+			out = append(out, ToolCall{Name: str(tu["name"]), Arguments: tu["input"], Known: true})
 		case m["name"] != nil && (m["input"] != nil || m["arguments"] != nil):
 			args := m["input"]
 			if args == nil {

@@ -1,0 +1,75 @@
+package bedrock
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/traceforge/traceforge/internal/provider"
+)
+
+// ReplayCredential is the dummy AWS access key id and secret replay gives
+// COMMAND: the AWS SDKs sign with it, and traceforge's replay checks no
+// signature.
+const ReplayCredential = "traceforge-replay"
+
+// Descriptor describes Amazon Bedrock's runtime API (DESIGN §13.5). The
+// AWS SDKs read AWS_ENDPOINT_URL_BEDROCK_RUNTIME (a URL without a path) and
+// sign every request with SigV4 for the host they call — traceforge's — so
+// record re-signs it for the upstream (PrepareUpstream) with traceforge's
+// own credentials; a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK, sent as
+// Authorization: Bearer ABSK…) is passed through. The default upstream's
+// region is the one the client signed for.
+var Descriptor = &provider.Descriptor{
+	Name:            Name,
+	Title:           "Amazon Bedrock",
+	Family:          provider.FamilyAWS,
+	Since:           "1.2.0",
+	Formats:         []provider.Format{NewConverse()},
+	UpstreamHelp:    "Bedrock runtime endpoint URL ({region}: the region the client signed for, else AWS_REGION)",
+	DefaultUpstream: "https://bedrock-runtime." + RegionPlaceholder + ".amazonaws.com",
+	BaseURLEnv:      "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+	// --live authenticates with a Bedrock API key; replay gives the SDKs
+	// dummy credentials and a region when no key is set, so they sign
+	// without reaching the instance metadata endpoint.
+	KeyEnv: []string{"AWS_BEARER_TOKEN_BEDROCK"},
+	ReplayEnv: []string{
+		"AWS_ACCESS_KEY_ID=" + ReplayCredential,
+		"AWS_SECRET_ACCESS_KEY=" + ReplayCredential,
+		"AWS_REGION=us-east-1",
+	},
+	LiveAuth: func(h http.Header, key string) {
+		if key != "" {
+			h.Set("Authorization", "Bearer "+key)
+		}
+	},
+	PrepareUpstream:   prepareUpstream,
+	CredentialHeaders: []string{"X-Amz-Security-Token"},
+	// gitleaks' aws-access-token (long-term and temporary key ids) and
+	// Bedrock API keys.
+	SecretRules: []provider.SecretRule{
+		{Name: "aws-access-token", Prefix: "IA", Pattern: `\b(?:AKIA|ASIA)[A-Z2-7]{16}\b`},
+		{Name: "aws-bedrock-api-key", Prefix: "ABSK", Pattern: `\bABSK[A-Za-z0-9+/]{109,269}={0,2}`},
+	},
+	Clients: []provider.Client{
+		{Match: []string{"aws-sdk-js"}, Name: "@aws-sdk/client-bedrock-runtime", Lang: provider.LangNode},
+		{Match: []string{"boto3", "botocore"}, Name: "boto3", Lang: provider.LangPython},
+		{Match: []string{"aws-sdk-go-v2"}, Name: "aws-sdk-go-v2", Lang: provider.LangGo},
+	},
+	GoModules: []string{"github.com/aws/aws-sdk-go-v2"},
+	Usage:     usage,
+}
+
+// usage: inputTokens excludes the cache reads and writes, listed apart;
+// totalTokens is all of them.
+func usage(_ string, c map[string]int64) (provider.TokenUsage, bool) {
+	if !provider.Has(c, "inputTokens", "outputTokens") {
+		return provider.TokenUsage{}, false
+	}
+	return provider.TokenUsage{Input: c["inputTokens"], Output: c["outputTokens"],
+		CacheRead: c["cacheReadInputTokens"], CacheWrite: c["cacheWriteInputTokens"], Split: true}.WithTotal(c, "totalTokens"), true
+}
+
+// IsEventStream reports whether a Content-Type is AWS's event stream.
+func IsEventStream(contentType string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), EventStreamContentType)
+}
