@@ -52,7 +52,7 @@ func TestViolationsArePlainWords(t *testing.T) {
 		{"completions without max_tokens", `"messages":[{"role":"user","content":"Hello"}],"temperature":0.0,"max_tokens":100`, `"prompt":"Hi","temperature":0.0`, "completions", []string{`/snapshots/0/request/max_tokens: required field "max_tokens" is missing`}},
 		{"unknown response field", `"finish_reason":"stop"`, `"finish_reason":"stop","extra":1`, "openai", []string{`/snapshots/0/response/extra: unknown field "extra" is not allowed here`}},
 		{"bad id", `"abc123def456"`, `"ABC"`, "openai", []string{"/snapshots/0/id: must be 12 lowercase hex characters"}},
-		{"anthropic needs max_tokens and role", `"role":"user"`, `"role":"system"`, "anthropic", []string{"/snapshots/0/request/messages/0/role"}},
+		{"anthropic needs max_tokens and a string role", `"role":"user"`, `"role":7`, "anthropic", []string{"/snapshots/0/request/messages/0/role: must be a string"}},
 		{"endpoint is required", `"endpoint":"/v1/chat/completions",`, ``, "openai", []string{`/snapshots/0/endpoint: required field "endpoint" is missing`}},
 		{"endpoint of another format", `"endpoint":"/v1/chat/completions"`, `"endpoint":"/v1/completions"`, "openai", []string{`/snapshots/0/endpoint: must be "/v1/chat/completions"`}},
 		{"generic record still checks the envelope", `"line":12`, `"line":0`, "generic", []string{"/snapshots/0/source/line"}},
