@@ -105,8 +105,15 @@ var readHeaderTimeout = 10 * time.Second
 
 // NewServer returns an http.Server with traceforge's timeouts: a 10 s
 // ReadHeaderTimeout, no blanket write timeout (long streams are normal).
+// It speaks HTTP/1.1 and HTTP/2 with prior knowledge over plain TCP (h2c:
+// the AWS JavaScript SDK uses it by default, also for http:// endpoints),
+// never an Upgrade to h2c (DESIGN §12.10, §13.5): an HTTP/1.1 request
+// asking for one is answered as HTTP/1.1.
 func NewServer(h http.Handler) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 120 * time.Second}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: 120 * time.Second, Protocols: &p}
 }
 
 // IsMaxBytes reports whether err came from the body cap.
