@@ -13,9 +13,13 @@ import (
 // content_block_start puts a block at its index; content_block_delta applies
 // text_delta (text), input_json_delta (partial_json accumulated and parsed at
 // content_block_stop, an empty accumulation giving {}), thinking_delta,
-// signature_delta and citations_delta; message_delta overwrites the
-// message's stop_reason, stop_sequence (and any other member of its delta)
-// and every non-null usage member; ping and unknown events are ignored; an
+// signature_delta and citations_delta, compaction_delta (its members
+// replace the compaction block's) and any other delta type (a string member
+// appended to the block's member of that name, any other value replacing
+// it: nothing a delta carried is dropped, DESIGN §13.3); message_delta
+// overwrites the message's stop_reason, stop_sequence (and any other member
+// of its delta) and every non-null usage member; ping and unknown events
+// are ignored (they have no place in the message); an
 // error event breaks the stream (ErrStreamError); a stream without
 // message_stop is broken. The event type is the "event:" field, or the data's
 // "type" when the line is missing.
@@ -236,8 +240,43 @@ func (bs *anthropicBlock) apply(at string, d map[string]any) error {
 	case "citations_delta":
 		prev, _ := bs.block["citations"].([]any)
 		bs.block["citations"] = append(prev, d["citation"])
+	case "compaction_delta":
+		// The compaction's summary (and its encrypted_content) arrive
+		// whole: each member replaces the block's, as the SDKs do.
+		for k, v := range d {
+			if k != "type" {
+				bs.set(k, v)
+			}
+		}
+	default:
+		// A delta type traceforge does not know (DESIGN §13.3) is not
+		// dropped: a string member is appended to the block's string
+		// member of the same name (or starts it), any other value
+		// replaces the block's.
+		for k, v := range d {
+			if k == "type" {
+				continue
+			}
+			_, isStr := v.(string)
+			prev := bs.block[k]
+			_, prevStr := prev.(string)
+			if isStr && (prev == nil || prevStr) {
+				if err := appendString(k, k); err != nil {
+					return err
+				}
+				continue
+			}
+			bs.set(k, v)
+		}
 	}
 	return nil
+}
+
+// set replaces the block's member k by v, dropping what deltas had
+// accumulated for it.
+func (bs *anthropicBlock) set(k string, v any) {
+	delete(bs.texts, k)
+	bs.block[k] = v
 }
 
 // finish parses a tool block's accumulated input JSON.

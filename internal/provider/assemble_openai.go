@@ -42,7 +42,9 @@ type SizedAssembler interface {
 // top-level members (service_tier, …) are kept (last non-empty value wins),
 // "obfuscation" is dropped. The message gets "role" (default "assistant"),
 // "content" (the concatenated deltas; null when there were none but the
-// message has tool calls, a refusal or a function call; "" otherwise),
+// message has tool calls, a refusal or a function call; "" otherwise; an
+// array of parts when a delta sent one, as Mistral does — the parts in
+// order, string deltas and adjacent text parts merged into one text part),
 // "refusal" when any delta carried that key, every other delta member
 // (reasoning_content, vendor members: strings concatenated in order, other
 // values the last one, null when only null was sent; DESIGN §12.10.2),
@@ -87,6 +89,7 @@ type openaiAssembler struct {
 type choiceState struct {
 	role        string
 	content     strings.Builder
+	parts       *contentParts // content that arrived as arrays of parts
 	refusalKey  bool
 	refusal     strings.Builder
 	refusalSeen bool
@@ -317,10 +320,23 @@ func (a *openaiAssembler) choice(event, pos int, c map[string]any) error {
 	}
 	switch t := delta["content"].(type) {
 	case string:
-		st.content.WriteString(t)
+		if st.parts != nil {
+			st.parts.addText(t)
+		} else {
+			st.content.WriteString(t)
+		}
+	case []any:
+		// Content as an array of parts (Mistral, DESIGN §13.3): the text
+		// so far becomes the first part.
+		if st.parts == nil {
+			st.parts = &contentParts{}
+			st.parts.addText(st.content.String())
+			st.content.Reset()
+		}
+		st.parts.add(t)
 	case nil:
 	default:
-		return fmt.Errorf("%w: %s/content is %s, not a string", ErrMalformed, ptr, TypeName(t))
+		return fmt.Errorf("%w: %s/content is %s, not a string or an array of parts", ErrMalformed, ptr, TypeName(t))
 	}
 	if r, present := delta["refusal"]; present {
 		st.refusalKey = true
@@ -466,6 +482,9 @@ func (a *openaiAssembler) Held() int64 {
 	n := a.lpBytes
 	for _, st := range a.choices {
 		n += int64(st.content.Len() + st.refusal.Len())
+		if st.parts != nil {
+			n += int64(st.parts.size())
+		}
 		for _, m := range st.members {
 			n += int64(m.text.Len())
 		}
@@ -562,7 +581,9 @@ func (a *openaiAssembler) buildChoice(i int64, st *choiceState) map[string]any {
 		role = "assistant"
 	}
 	msg["role"] = role
-	if st.content.Len() > 0 {
+	if st.parts != nil {
+		msg["content"] = DeepCopy(st.parts.parts)
+	} else if st.content.Len() > 0 {
 		msg["content"] = st.content.String()
 	} else if len(st.tools) > 0 || st.fn != nil || st.refusalSeen {
 		msg["content"] = nil

@@ -9,8 +9,9 @@ import (
 // Fields computes the normalized response fields from a final body in the
 // OpenAI non-streamed shape (for a streamed call: the Assembler's result):
 //
-//   - Content: chat choices[0].message.content (null or absent → ""),
-//     completions choices[0].text;
+//   - Content: chat choices[0].message.content (null or absent → ""; an
+//     array of parts, as Mistral answers, → the text of its "text" parts,
+//     PartsText), completions choices[0].text;
 //   - TokensUsed: usage.total_tokens; a body without usage → ErrNoUsage;
 //   - FinishReason: choices[0].finish_reason; missing → error;
 //   - ToolCalls: choices[0].message.tool_calls verbatim; nil when none;
@@ -74,9 +75,11 @@ func extractOpenAI(e Endpoint, body map[string]any, f *snapshot.Fields) error {
 		switch t := msg["content"].(type) {
 		case string:
 			f.Content = t
+		case []any:
+			f.Content = PartsText(t) // Mistral's content parts (DESIGN §13.3)
 		case nil:
 		default:
-			return fmt.Errorf("%w: /choices/0/message/content is %s, not a string", ErrMalformed, TypeName(t))
+			return fmt.Errorf("%w: /choices/0/message/content is %s, not a string or an array of parts", ErrMalformed, TypeName(t))
 		}
 		switch t := msg["tool_calls"].(type) {
 		case []any:

@@ -62,7 +62,7 @@ func TestExtract(t *testing.T) {
 		{"no finish reason", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":"x"},"finish_reason":null}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
 		{"no stop reason", provider.Anthropic, provider.Messages, `{"content":[],"usage":{"input_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
 		{"no choices", provider.OpenAI, provider.ChatCompletions, `{"choices":[],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
-		{"content array", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":[]},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
+		{"content object", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":{}},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},
 		{"fractional tokens", provider.OpenAI, provider.ChatCompletions, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1.5}}`, snapshot.Fields{}, provider.ErrMalformed},
 		{"negative tokens", provider.Anthropic, provider.Messages, `{"content":[],"stop_reason":"end_turn","usage":{"input_tokens":-1}}`, snapshot.Fields{}, provider.ErrMalformed},
 		{"model not string", provider.OpenAI, provider.ChatCompletions, `{"model":1,"choices":[{"message":{"content":""},"finish_reason":"stop"}],"usage":{"total_tokens":1}}`, snapshot.Fields{}, provider.ErrMalformed},

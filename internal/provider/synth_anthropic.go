@@ -94,6 +94,12 @@ func anthropicStream(body map[string]any, e *Emitter) error {
 		case "thinking":
 			start["thinking"] = ""
 			start["signature"] = ""
+		case "compaction":
+			// The summary arrives in one compaction_delta (DESIGN §13.3).
+			start["content"] = nil
+			if _, ok := block["encrypted_content"]; ok {
+				start["encrypted_content"] = nil
+			}
 		}
 		if err := e.Named("content_block_start", Ordered("type", "content_block_start", "index", index, "content_block", start)); err != nil {
 			return err
@@ -139,6 +145,14 @@ func anthropicStream(body map[string]any, e *Emitter) error {
 				return err
 			}
 			if err := add(Ordered("type", "signature_delta", "signature", sig)); err != nil {
+				return err
+			}
+		case "compaction":
+			d := ordered{{"type", "compaction_delta"}, {"content", block["content"]}}
+			if enc, ok := block["encrypted_content"]; ok {
+				d = append(d, kv{"encrypted_content", enc})
+			}
+			if err := add(d); err != nil {
 				return err
 			}
 		}
