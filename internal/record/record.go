@@ -338,7 +338,7 @@ func New(cfg Config) (*Recorder, error) {
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:   r.rewrite,
-		Transport: r.transport,
+		Transport: preparingTransport{r.transport},
 		// Streams (text/event-stream, or no Content-Length: NDJSON, a
 		// chunked JSON array) are flushed on every write whatever this
 		// says; an answer of known length goes out in one write at its end.
