@@ -230,7 +230,7 @@ func (r *Results) Markdown() string {
 		p("Through record at %d clients: p50 %s, p99 %s, %d errors; %d calls answered in the run (warm-up and window), %d snapshot files written. One client: %d calls through record, %d files written.", r.Config.Conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.Throughput.Answered, rec.FilesWritten, rec.LatencyCalls, rec.LatencyFiles)
 		if rec.CreateCost > 0 {
 			p("")
-			p("Creating a file in the scratch folder cost at most %s (%d probes in a row, %s apart, each the median of %d creates) before record was measured; the harness waited %s for creates to cost %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds the rest\").", us(rec.CreateCost), settleGood, settleInterval, probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
+			p("Creating a file in the scratch folder cost at most %s (%d probes in a row, %s apart, each the median of %d creates) before record was measured; the harness waited %s for creates to cost %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds record\").", us(rec.CreateCost), settleGood, settleInterval, probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
 		}
 		if rec.RecordExit != "" {
 			p("")
