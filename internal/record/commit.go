@@ -48,7 +48,10 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.answered {
-		if diff := provider.Diff(st.fields, fields); len(diff) > 0 {
+		// Nondeterminism is judged on the answer's meaning (DESIGN §13.3):
+		// answers that differ only in ids, timestamps or usage (prompt
+		// caching) are the same answer, and the first one is kept.
+		if diff := provider.MeaningDiff(st.fields, fields); len(diff) > 0 {
 			r.addProblem(&problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
 				Message: "the same request was answered differently within this run; the first answer is kept",
 				Details: diff,
