@@ -310,6 +310,10 @@ func TestUpstreamPlaceholders(t *testing.T) {
 	if got := RedactURL(u); got != "https://{location}-aiplatform.googleapis.com" {
 		t.Fatalf("RedactURL = %q", got)
 	}
+	// What url.URL.String writes (braces escaped) parses back the same.
+	if again, err := ParseUpstream(u.String(), ""); err != nil || again.Host != u.Host {
+		t.Fatalf("round trip of %s: %v %v", u, again, err)
+	}
 	u, err = ParseUpstream("https://bedrock-runtime.{region}.amazonaws.com/x?k=v", "")
 	if err != nil {
 		t.Fatal(err)

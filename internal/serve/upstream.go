@@ -67,7 +67,8 @@ func markPlaceholders(s string) (out, host string, marked bool) {
 	if end < 0 {
 		end = len(rest)
 	}
-	host = rest[:end]
+	// url.URL.String writes a placeholder's braces escaped: read them back.
+	host = strings.NewReplacer("%7B", "{", "%7b", "{", "%7D", "}", "%7d", "}").Replace(rest[:end])
 	if !placeholderRE.MatchString(host) {
 		return s, "", false
 	}
