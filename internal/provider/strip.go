@@ -8,9 +8,13 @@ import (
 
 // NewUsageStripper returns a writer that rewrites an OpenAI chat or
 // completions SSE stream for a client that did not ask for
-// stream_options.include_usage while the proxy did (DESIGN §6): the "usage"
-// member is removed from every chunk, and the usage-only chunk (an empty
-// "choices" array with a non-null usage) is dropped. Every other byte passes
+// stream_options.include_usage while the proxy did (DESIGN §6): it removes
+// only what that option causes (DESIGN §13.3) — the usage-only chunk (an
+// empty "choices" array with a non-null usage) is dropped and a null
+// "usage" member is removed from every chunk (as is a non-null one on a
+// chunk without "choices"); a non-null usage on a chunk that carries
+// choices is the provider's own, sent unasked, and is kept, as is any usage
+// nested in another member (Groq's x_groq.usage). Every other byte passes
 // through unchanged; a rewritten event keeps its other lines and its line
 // endings, and its JSON loses only the usage member (a multi-line data field
 // becomes one line). Each event is written, and flush called, as soon as its
@@ -126,6 +130,12 @@ func (s *usageStripper) rewrite() (out []byte, drop bool) {
 		if json.Unmarshal(choices, &arr) == nil && len(arr) == 0 {
 			return nil, true
 		}
+		// Usage on a chunk that carries choices is not what include_usage
+		// adds (an extra chunk with empty choices, null usage elsewhere):
+		// the provider sends it anyway (Groq, TGI and the servers behind
+		// the Hugging Face router put it on the last chunk), and the
+		// application gets it (DESIGN §13.3).
+		return s.raw, false
 	}
 	stripped := removeMember(joined, "usage")
 	if len(dataLines) == 1 {

@@ -175,8 +175,12 @@ func TestUsageStripperRewrites(t *testing.T) {
 		{"data: {\"usage\":null}\n\n", "data: {}\n\n"},
 		{"data: {\"x\":{\"usage\":1},\"s\":\"\\\"usage\\\":1\",\"usage\":null,\"y\":[{\"usage\":2}]}\n\n",
 			"data: {\"x\":{\"usage\":1},\"s\":\"\\\"usage\\\":1\",\"y\":[{\"usage\":2}]}\n\n"},
-		// a usage chunk that still has choices keeps them
-		{"data: {\"choices\":[{\"index\":0}],\"usage\":{\"total_tokens\":3}}\n\n", "data: {\"choices\":[{\"index\":0}]}\n\n"},
+		// usage on a chunk that carries choices is the provider's own
+		// (sent without include_usage too, DESIGN §13.3): kept
+		{"data: {\"choices\":[{\"index\":0}],\"usage\":{\"total_tokens\":3}}\n\n", "data: {\"choices\":[{\"index\":0}],\"usage\":{\"total_tokens\":3}}\n\n"},
+		// Groq's x_groq.usage is nested: kept, as the top-level null goes
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"x_groq\":{\"id\":\"req_1\",\"usage\":{\"total_tokens\":3}},\"usage\":null}\n\n",
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"x_groq\":{\"id\":\"req_1\",\"usage\":{\"total_tokens\":3}}}\n\n"},
 		// usage-only chunk dropped; the comment-only event kept
 		{"data: {\"choices\":[],\"usage\":{\"total_tokens\":3}}\n\n: x\n\n", ": x\n\n"},
 		// other lines of the event kept, multi-line data joined

@@ -257,6 +257,25 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 		return c
 	}
 	chunk := func(choices []any, usage any) error { return e.Data(chunkOf(choices, usage)) }
+	// The body's other top-level members (a vendor's, such as Groq's
+	// x_groq with the usage it sends unasked) ride on the last choice's
+	// finish chunk, where such providers send them (DESIGN §13.3).
+	extra := bodyExtras(body)
+	finishChunk := func(ci int, d ordered) ordered {
+		c := chunkOf([]any{d}, nil)
+		if ci < len(choices)-1 || len(extra) == 0 {
+			return c
+		}
+		u := c[len(c)-1]
+		if includeUsage {
+			c = c[:len(c)-1]
+		}
+		c = append(c, extra...)
+		if includeUsage {
+			c = append(c, u)
+		}
+		return c
+	}
 	for ci, c := range choices {
 		cm, ok := c.(map[string]any)
 		if !ok {
@@ -286,7 +305,7 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 			}); err != nil {
 				return err
 			}
-			if err := chunk([]any{ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}}}, nil); err != nil {
+			if err := e.Data(finishChunk(ci, ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}})); err != nil {
 				return err
 			}
 			continue
@@ -384,7 +403,7 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 				return err
 			}
 		}
-		if err := delta(ordered{}, nil, finish); err != nil {
+		if err := e.Data(finishChunk(ci, ordered{{"index", index}, {"delta", ordered{}}, {"logprobs", nil}, {"finish_reason", finish}})); err != nil {
 			return err
 		}
 	}
@@ -396,6 +415,27 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 		}
 	}
 	return e.Raw([]byte("data: [DONE]\n\n"))
+}
+
+// openaiChunkMembers are the top-level members a synthesized chunk carries
+// in their own way (obfuscation is the stream's own padding).
+var openaiChunkMembers = map[string]bool{"id": true, "object": true, "created": true, "model": true,
+	"service_tier": true, "system_fingerprint": true, "choices": true, "usage": true, "obfuscation": true}
+
+// bodyExtras are the body's other top-level members, sorted.
+func bodyExtras(body map[string]any) ordered {
+	var keys []string
+	for k := range body {
+		if !openaiChunkMembers[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make(ordered, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, kv{k, body[k]})
+	}
+	return out
 }
 
 func emptyIfString(v any) any {

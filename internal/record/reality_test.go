@@ -306,3 +306,48 @@ func TestNondeterminismIsJudgedOnMeaning(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageSentUnaskedReachesTheApplication (DESIGN §13.3): traceforge
+// adds stream_options.include_usage to read the tokens and removes from
+// the application's view only what that caused; usage the provider sends
+// anyway — Groq's on its last chunk (top-level and in x_groq), the
+// servers behind the Hugging Face router on theirs — reaches the
+// application byte for byte and is stored; x_groq replays.
+func TestUsageSentUnaskedReachesTheApplication(t *testing.T) {
+	for _, c := range []realityCase{
+		{name: "groq", path: "/v1/chat/completions", answer: "groq_usage_unasked.sse", exact: true,
+			request:   `{"model":"llama-3.3-70b-versatile","temperature":0,"seed":7,"max_completion_tokens":64,"stream":true,"messages":[{"role":"user","content":"Capital of France?"}]}`,
+			replayHas: []string{"capital of ", `"x_groq":{"id":"req_01kf0a1b2c3d4e5f6g7h8j9k0m","usage":{"completion_time":0.0067`}},
+		{name: "hugging face router", path: "/v1/chat/completions", answer: "hf_router_usage_unasked.sse", exact: true,
+			request:   `{"model":"meta-llama/Llama-3.3-70B-Instruct","temperature":0,"seed":7,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Capital of France? One word."}]}`,
+			replayHas: []string{`"content":"Paris."`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, rec, _ := runReality(t, c)
+			if !strings.Contains(string(r.body), `"usage":{"`) {
+				t.Fatalf("the application did not get the provider's usage:\n%s", r.body)
+			}
+			body := rec["response"].(map[string]any)["body"].(map[string]any)
+			if _, ok := body["usage"].(map[string]any); !ok {
+				t.Fatalf("the stored body has no usage: %v", body)
+			}
+		})
+	}
+}
+
+// TestUsageAddedByTraceforgeStaysOut: the usage-only chunk and the null
+// usage members that include_usage causes are still removed from the
+// stream of an application that did not ask for them.
+func TestUsageAddedByTraceforgeStaysOut(t *testing.T) {
+	r, rec, rr := runReality(t, realityCase{name: "openai", path: "/v1/chat/completions", answer: "openai_usage_added.sse",
+		request:   `{"model":"gpt-4o-mini","temperature":0,"seed":7,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Capital of France?"}]}`,
+		replayHas: []string{"Paris."}})
+	for _, b := range [][]byte{r.body, rr.body} {
+		if strings.Contains(string(b), `"usage"`) {
+			t.Fatalf("usage the application did not ask for:\n%s", b)
+		}
+	}
+	if rec["response"].(map[string]any)["tokens_used"] == nil {
+		t.Fatal("no tokens stored")
+	}
+}
