@@ -43,13 +43,15 @@ type foreignCase struct {
 func foreignCases() []foreignCase {
 	sigv4 := "AWS4-HMAC-SHA256 Credential=" + awsKeyID + "/20261128/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + awsSig
 	return []foreignCase{
-		{"sigv4", "POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/converse",
+		// Bedrock routes traceforge does not serve (ApplyGuardrail,
+		// StartAsyncInvoke): Converse is served, and re-signed.
+		{"sigv4", "POST", "/guardrail/gr-1/version/1/apply",
 			map[string]string{"Authorization": sigv4, "X-Amz-Date": "20261128T170000Z"}, "AWS SigV4 signature", false},
 		{"amz-security-token", "POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke",
 			map[string]string{"Authorization": "", "X-Amz-Security-Token": awsSession}, "AWS session token", false},
 		{"presigned", "GET", "/model/x/invoke?X-Amz-Credential=" + awsKeyID + "&X-Amz-Signature=" + awsSig,
 			map[string]string{"Authorization": ""}, "AWS presigned signature", false},
-		{"bedrock-api-key", "POST", "/model/amazon.nova-lite-v1:0/converse",
+		{"bedrock-api-key", "POST", "/async-invoke",
 			map[string]string{"Authorization": "Bearer " + bedrockKey}, "Amazon Bedrock API key", false},
 		{"google-oauth", "POST", "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent",
 			map[string]string{"Authorization": "Bearer " + googleTok}, "Google OAuth access token", false},

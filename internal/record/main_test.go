@@ -15,7 +15,12 @@ import (
 // recomputing them — must find exactly what the full check of the decoded
 // file finds, on every call every test records (every format, streams,
 // chains, key normalizers, refusals).
+//
+// No test reaches an instance metadata endpoint: Bedrock's re-signing
+// loads traceforge's AWS credentials through the default chain, which
+// would ask one when no credential is set.
 func TestMain(m *testing.M) {
+	_ = os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	differences := record.CheckAgainstFull()
 	code := m.Run()
 	if d := differences(); len(d) > 0 {

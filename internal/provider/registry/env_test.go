@@ -13,6 +13,7 @@ func TestEnvAndExports(t *testing.T) {
 		"ANTHROPIC_BASE_URL=http://127.0.0.1:9",
 		"GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9",
 		"OLLAMA_HOST=http://127.0.0.1:9",
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:9",
 		"TRACEFORGE_URL=http://127.0.0.1:9",
 	}
 	if got := CommandEnv("127.0.0.1:9"); !reflect.DeepEqual(got, want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
@@ -44,7 +45,7 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if !ok || !slices.Contains(defs, name) || !schema.Has(ptr) {
 			t.Errorf("%s: RecordSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
 		}
-		if f.Provider() == provider.Gemini || f.Provider() == provider.Ollama {
+		if f.Provider() == provider.Gemini || f.Provider() == provider.Ollama || f.Provider() == bedrock.Name {
 			continue // their own rules: TestNativeFormats
 		}
 		if f.StreamContentType() != provider.SSEContentType {

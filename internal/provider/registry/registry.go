@@ -19,6 +19,7 @@ import (
 
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/anthropic"
+	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/provider/gemini"
 	"github.com/traceforge/traceforge/internal/provider/ollama"
 	"github.com/traceforge/traceforge/internal/provider/openai"
@@ -32,6 +33,7 @@ var providers = []*provider.Descriptor{
 	anthropic.Descriptor,
 	gemini.Descriptor,
 	ollama.Descriptor,
+	bedrock.Descriptor,
 }
 
 // formats is every provider's formats, in lookup order: Route asks each in
