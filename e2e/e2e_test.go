@@ -54,10 +54,10 @@ var (
 var wrapperModes = []string{"plain", "stream"}
 
 var clients = []client{
-	{name: "openaigo", file: "clients/openaigo/main.go", provider: "openai"},
+	{name: "openaigo", file: "clients/openaigo/main.go", provider: "openai", modes: withDefault},
 	{name: "goopenai", file: "clients/goopenai/main.go", provider: "openai"},
 	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
-	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai"},
+	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai", modes: withDefault},
 	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
 	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes, endpoints: chatOnly},
 	{name: "langchain-resp-node", argv: []string{"node", "node/langchain-resp.mjs"}, file: "node/langchain-resp.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
@@ -81,11 +81,16 @@ var clients = []client{
 
 var modes = []string{"plain", "stream", "tool"}
 
+// withDefault adds "default": the SDK's default call (no temperature, seed
+// or max tokens), recorded after `traceforge init` wrote the request
+// defaults of its deterministic preset into the project's config.
+var withDefault = []string{"plain", "stream", "tool", "default"}
+
 // calls is how many LLM calls (snapshots) each mode makes.
-var calls = map[string]int{"plain": 1, "chat": 1, "stream": 1, "helper": 1, "generate": 1, "embed": 1, "tool": 2, "chain": 2, "rag": 2}
+var calls = map[string]int{"default": 1, "plain": 1, "chat": 1, "stream": 1, "helper": 1, "generate": 1, "embed": 1, "tool": 2, "chain": 2, "rag": 2}
 
 // function is the client function each mode's calls come from.
-var function = map[string]string{"plain": "plain", "chat": "chat", "stream": "stream", "helper": "helper", "generate": "generate", "embed": "embed", "tool": "agent", "chain": "chain", "rag": "rag"}
+var function = map[string]string{"default": "defaultCall", "plain": "plain", "chat": "chat", "stream": "stream", "helper": "helper", "generate": "generate", "embed": "embed", "tool": "agent", "chain": "chain", "rag": "rag"}
 
 // bins holds the binaries built once for the whole run.
 var bins struct {
@@ -325,6 +330,13 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 	}
 	fake := startFake(t, fakeArgs...)
 	recEnv := append(baseEnv(), "OPENAI_API_KEY=e2e-openai-key", "ANTHROPIC_API_KEY=e2e-anthropic-key", "GEMINI_API_KEY="+geminiE2EKey)
+	if mode == "default" {
+		// The SDK's default call records only with request defaults:
+		// traceforge init writes them (no code change in the client).
+		if in := run(t, baseEnv(), tf("init")...); in.code != 0 {
+			t.Fatalf("init: want exit 0\n%s", in)
+		}
+	}
 	record := tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL,
 		"--gemini-upstream", fake.URL, "--ollama-upstream", fake.URL, "--")
 	rec := run(t, recEnv, append(record, c.command(mode)...)...)

@@ -27,6 +27,7 @@ const PROMPTS = {
   rag: 'What does traceforge do with LLM calls?',
   generate: 'Why is the sky blue? One sentence.',
   embed: 'Ada Lovelace wrote the first program.',
+  default: 'Name the first programmer in three words.',
 };
 
 /** The user prompt for mode, with TF_E2E_PROMPT_SUFFIX appended. */

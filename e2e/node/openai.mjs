@@ -1,4 +1,6 @@
-// End-to-end client for the `openai` npm SDK: node openai.mjs plain|stream|tool.
+// End-to-end client for the `openai` npm SDK: node openai.mjs plain|stream|tool|default.
+// default is the SDK's default call (model and messages only: no temperature,
+// seed or max tokens), which records after traceforge init.
 // The SDK reads OPENAI_BASE_URL and OPENAI_API_KEY; traceforgeFetch (package
 // traceforge-source, helpers/node) attributes every call.
 // Its stream mode does not ask for usage.
@@ -59,7 +61,15 @@ async function agent(lines) {
   lines.push('no final answer after 3 turns');
 }
 
+// defaultCall: the call as the SDK's README writes it, no sampling settings.
+async function defaultCall(lines) {
+  const resp = await client.chat.completions.create({ model: s.OPENAI_MODEL, messages: [{ role: 'user', content: s.prompt('default') }] });
+  lines.push(`content: ${s.quote(resp.choices[0].message.content ?? '')}`);
+  lines.push(`finish_reason: ${resp.choices[0].finish_reason}`);
+  lines.push(`tokens: ${resp.usage?.total_tokens}`);
+}
+
 await s.main('openai-node', async (mode, lines) => {
-  const run = { plain, stream, tool: agent }[mode];
+  const run = { plain, stream, tool: agent, default: defaultCall }[mode];
   await run(lines);
-});
+}, [...s.MODES, 'default']);

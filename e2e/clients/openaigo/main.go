@@ -1,7 +1,9 @@
 // Command openaigo is the end-to-end client for github.com/openai/openai-go/v3:
-// `openaigo plain|stream|tool`. It reads OPENAI_BASE_URL and OPENAI_API_KEY
+// `openaigo plain|stream|tool|default`. It reads OPENAI_BASE_URL and OPENAI_API_KEY
 // (the SDK does), attributes every call with traceforge.SourceTransport and
 // prints what it saw. Its stream mode asks for stream_options.include_usage.
+// Its default mode makes the SDK's default call (model and messages only: no
+// temperature, seed or max tokens), which records after traceforge init.
 package main
 
 import (
@@ -19,7 +21,25 @@ const name = "openaigo"
 
 func main() {
 	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(nil)))
-	scenario.Run(name, client, plain, stream, agent)
+	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{
+		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall})
+}
+
+// defaultCall is the call as the SDK's README writes it: no sampling
+// settings at all.
+func defaultCall(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
+	resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    openai.ChatModel(scenario.OpenAIModel),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(scenario.Prompt("default"))},
+	})
+	if err != nil {
+		return err
+	}
+	c := resp.Choices[0]
+	tr.Add("content: %q", c.Message.Content)
+	tr.Add("finish_reason: %s", c.FinishReason)
+	tr.Add("tokens: %d", resp.Usage.TotalTokens)
+	return nil
 }
 
 func params(messages ...openai.ChatCompletionMessageParamUnion) openai.ChatCompletionNewParams {

@@ -47,6 +47,8 @@ func Prompt(mode string) string {
 		p = "Why is the sky blue? One sentence."
 	case "embed":
 		p = "Ada Lovelace wrote the first program."
+	case "default":
+		p = "Name the first programmer in three words."
 	}
 	return p + os.Getenv(SuffixEnv)
 }
