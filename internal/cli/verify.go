@@ -285,12 +285,22 @@ func startReplay(o *verifyOptions, set *check.SetResult, display, addr string) (
 }
 
 // keyEnv returns KEY=traceforge-replay for each provider whose SDKs need
-// a key (Descriptor.ReplayKeyEnv) when none of its key variables is set.
+// a key (Descriptor.ReplayKeyEnv) when none of its key variables is set,
+// and then the provider's further replay variables (Descriptor.ReplayEnv:
+// Bedrock's dummy AWS credentials and region), each one not already set.
 func keyEnv(io *IOStreams) []string {
 	var env []string
 	for _, d := range registry.Providers() {
-		if d.ReplayKeyEnv != "" && d.LiveKey(io.Getenv) == "" {
+		if d.LiveKey(io.Getenv) != "" {
+			continue
+		}
+		if d.ReplayKeyEnv != "" {
 			env = append(env, d.ReplayKeyEnv+"="+ReplayKey)
+		}
+		for _, kv := range d.ReplayEnv {
+			if name, _, _ := strings.Cut(kv, "="); io.Getenv(name) == "" {
+				env = append(env, kv)
+			}
 		}
 	}
 	return env
