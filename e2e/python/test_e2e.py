@@ -12,10 +12,11 @@ one SDK or library) is run as ``python -m pytest -p traceforge_source`` under
 
 One run of each step per app file (the SDK imports dominate the time), shared
 by that file's cases: one test class per app, whose cases stay on one xdist
-worker (``-n 2 --dist loadscope``). ``test_default`` (the SDK's default call: no
-temperature, no max tokens) is expected to be refused until request defaults
-(`.traceforge.json` "defaults", written by ``traceforge init``) land: see
-DEFAULTS_PENDING.
+worker (``-n 2 --dist loadscope``). ``test_default`` makes the SDK's default
+call (no temperature, no max tokens): the request defaults ``traceforge init``
+writes into ``.traceforge.json`` make it recordable, and its snapshot must say
+which (``defaults_applied``); the other cases set every field themselves, so
+nothing is applied to them.
 """
 
 import ast
@@ -41,6 +42,10 @@ class App:
     file: str  # relative to e2e/python, the project root the helper attributes to
     provider: str  # the snapshot folder its calls land in
     endpoints: tuple  # the endpoints its snapshots may record
+    # Cases whose calls the library sends from an asyncio task it starts
+    # (asyncio.gather, a task group): no application frame is on that task's
+    # stack, so the pytest plugin names the running test — its def line.
+    task_cases: tuple = ()
 
 
 APPS = {
@@ -51,8 +56,14 @@ APPS = {
         "gemini",
         ("/v1beta/models/gemini-2.5-flash:generateContent", "/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
     ),
-    "pydantic_ai": App("apps/test_pydantic_ai.py", "openai", ("/v1/chat/completions",)),
-    "langchain_openai": App("apps/test_langchain_openai.py", "openai", ("/v1/chat/completions",)),
+    # Agent.run drives its graph in tasks of its own (run_sync and run_stream do not).
+    "pydantic_ai": App(
+        "apps/test_pydantic_ai.py", "openai", ("/v1/chat/completions",), task_cases=("test_plain_async", "test_tool_async")
+    ),
+    # ainvoke sends through asyncio.gather (astream does not).
+    "langchain_openai": App(
+        "apps/test_langchain_openai.py", "openai", ("/v1/chat/completions",), task_cases=("test_plain_async", "test_tool_async")
+    ),
     "litellm": App("apps/test_litellm.py", "openai", ("/v1/chat/completions",)),
 }
 
@@ -64,24 +75,10 @@ CASES = {
     "test_stream_async": 1,
     "test_tool": 2,
     "test_tool_async": 2,
+    # The SDK's default call: recorded through init's request defaults.
+    "test_default": 1,
 }
 DEFAULT_CASE = "test_default"
-
-# The SDKs' default calls are refused at record (a missing required field:
-# temperature, max tokens, generationConfig) until the "request defaults"
-# issue lands (`.traceforge.json` "defaults", which `traceforge init`
-# writes). test_default asserts full success and is a strict
-# xfail: once defaults land it XPASSes, which fails the suite — then delete
-# this marker. Anything else going wrong in those runs is a plain failure.
-class DefaultsRefused(AssertionError):
-    """record refused a call only for a missing required field."""
-
-
-DEFAULTS_PENDING = pytest.mark.xfail(
-    strict=True,
-    raises=DefaultsRefused,
-    reason="the SDK's default call (no temperature / max tokens) is refused until request defaults land",
-)
 
 
 # ---- processes ------------------------------------------------------------
@@ -158,16 +155,16 @@ class Run:
     snapshots: list = field(default_factory=list)  # (file name, record)
 
 
-def scenario(binaries, tmp_path, app, select):
-    """Runs app's tests selected by ``-k select`` through the four steps; a
-    step runs only when the ones before it succeeded."""
+def scenario(binaries, tmp_path, app):
+    """Runs app's tests through the four steps; a step runs only when the ones
+    before it succeeded."""
     traceforge, fake_bin = binaries
     r = Run(app, str(tmp_path / ".ai-snapshots"))
     tf = [traceforge, "--dir", r.dir]
-    app_cmd = [sys.executable, "-m", "pytest", "-p", "traceforge_source", "-s", "--tb=short", "-k", select, app.file]
+    app_cmd = [sys.executable, "-m", "pytest", "-p", "traceforge_source", "-s", "--tb=short", app.file]
 
     # The project as a team sets it up: `traceforge init` writes .traceforge.json
-    # (and, once they land, the request defaults).
+    # with the request defaults that make the SDKs' default calls recordable.
     r.init = run(tf + ["init"], base_env())
     if r.init.code != 0:
         return r
@@ -208,14 +205,11 @@ _runs = {}
 def app_run(request, binaries, tmp_path_factory):
     """The scenario of the test class's app, run once per pytest process and
     shared by the class's cases (--dist loadscope keeps a class on one
-    worker); test_default has its own run."""
+    worker)."""
     sdk = request.cls.sdk
-    default = request.node.originalname == "test_default"
-    key = (sdk, default)
-    if key not in _runs:
-        select = DEFAULT_CASE if default else f"not {DEFAULT_CASE}"
-        _runs[key] = scenario(binaries, tmp_path_factory.mktemp(sdk), APPS[sdk], select)
-    return _runs[key]
+    if sdk not in _runs:
+        _runs[sdk] = scenario(binaries, tmp_path_factory.mktemp(sdk), APPS[sdk])
+    return _runs[sdk]
 
 
 # ---- checks ---------------------------------------------------------------
@@ -239,30 +233,33 @@ def call_lines(path, func):
 
 
 def check_steps(r, case, calls):
-    """Asserts the four steps for one test of the app; raises DefaultsRefused
-    when record refused only for missing required fields."""
+    """Asserts the four steps for one test of the app."""
     app = r.app
     assert r.init.code == 0, f"traceforge init failed\n{r.init}"
     rec = r.record
-    if rec.code != 0 and case == DEFAULT_CASE and re.search(r"required field \"[^\"]+\" is missing", rec.combined):
-        # The app's call itself must still have worked (record forwards a
-        # refused call): only the missing defaults are pending.
-        assert re.search(r"\b1 passed\b", rec.stdout), f"the app's default call failed\n{rec}"
-        raise DefaultsRefused(f"record refused the default call for a missing field\n{rec}")
     assert rec.code == 0, f"record: want exit 0\n{rec}"
     assert GEMINI_KEY not in rec.combined, "the Gemini key reached the output"
 
     # Attribution: every snapshot of this test names its file, a '# call' line
-    # of the test and the test's name.
+    # of the test (its def line when the library sent from its own task) and
+    # the test's name.
     mine = [(n, s) for n, s in r.snapshots if s["source"]["function"] == case]
     assert len(mine) == calls, f"{len(mine)} snapshot(s) attributed to {case}, want {calls}: {[s['source'] for _, s in r.snapshots]}"
-    _, marked = call_lines(app.file, case)
+    def_line, marked = call_lines(app.file, case)
+    if case in app.task_cases:
+        marked = {def_line}
     for name, s in mine:
         src = s["source"]
         assert src["file"] == app.file, f"{name}: source.file {src['file']!r}, want {app.file!r}"
-        assert src["line"] in marked, f"{name}: source.line {src['line']}, want a '# call' line of {case}: {sorted(marked)}"
+        want = "the def line" if case in app.task_cases else "a '# call' line"
+        assert src["line"] in marked, f"{name}: source.line {src['line']}, want {want} of {case}: {sorted(marked)}"
         assert s["endpoint"] in app.endpoints, f"{name}: endpoint {s['endpoint']!r}, want one of {app.endpoints}"
         assert GEMINI_KEY not in json.dumps(s), f"{name}: the Gemini key is in the snapshot"
+        applied = s.get("defaults_applied")
+        if case == DEFAULT_CASE:
+            assert applied, f"{name}: the default call's snapshot lists no defaults_applied"
+        else:
+            assert not applied, f"{name}: defaults {applied} applied to a call that sets its fields"
 
     assert r.static.code == 0, f"verify (static): want exit 0\n{r.static}"
 
@@ -292,10 +289,6 @@ class SDKCases:
     @pytest.mark.parametrize("case", list(CASES))
     def test_case(self, case, app_run):
         check_steps(app_run, case, CASES[case])
-
-    @DEFAULTS_PENDING
-    def test_default(self, app_run):
-        check_steps(app_run, DEFAULT_CASE, 1)
 
 
 # litellm first: the slowest app starts first on the two workers.
