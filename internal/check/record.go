@@ -55,6 +55,9 @@ type Built struct {
 	Key     string
 	Applied []string
 	Lineage *snapshot.Lineage
+	// BaseKey is the request's key without its occurrence when Key is a
+	// later occurrence's (registry.OccurrenceKey); "" = Key.
+	BaseKey string
 }
 
 // Snapshot is one checked snapshot file.
@@ -65,6 +68,9 @@ type Snapshot struct {
 	ParentID string // the record's lineage (Record.ParentID, Turn)
 	Turn     int
 	Key      string // full request key recomputed from the record
+	// BaseKey is the key of the record's request without its occurrence
+	// (DESIGN §13.4): Key itself for the first (Record.Occurrence 0).
+	BaseKey  string
 	FileHash string // the stored combined hash of the file
 	// Record is the checked record; in a lean set (Options.Slim) it is nil
 	// unless a policy exception applies, and then holds only the id and
@@ -202,6 +208,10 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	var applied []string
 	if built {
 		key, applied = b.Key, b.Applied
+		s.BaseKey = b.BaseKey
+		if s.BaseKey == "" {
+			s.BaseKey = key
+		}
 	} else {
 		var err error
 		kc := RecordKeyContext(rec, opts.Config)
@@ -210,6 +220,10 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 			fs = append(fs, finding.Finding{File: file, Pointer: rp + "/request", Rule: RuleJSON, Severity: finding.Error, Message: err.Error()})
 			return nil, fs
 		}
+		// A later occurrence of an identical request (DESIGN §13.4) is
+		// keyed by the request's key and its place.
+		s.BaseKey = key
+		key = registry.OccurrenceKey(key, rec.Occurrence)
 	}
 	s.Key = key
 	fs = append(fs, keyFindings(file, rec, key, applied, opts.Config.Normalizer() != nil)...)
@@ -262,7 +276,7 @@ func (s *Snapshot) lean() *Snapshot {
 // envelope, the manifest, the record definition of each wire format and the
 // generic one) ahead of the first check.
 func WarmSchemas() error {
-	defs := []string{schema.GenericRecord}
+	defs := []string{schema.GenericRecord, pv.ExchangeSchema}
 	for _, f := range registry.Formats() {
 		defs = append(defs, f.RecordSchema())
 	}

@@ -164,6 +164,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.capture(r, body)
 	rt := route(r)
 	c := &call{w: w, r: r, n: n, opts: opts, ep: rt.ep, rt: rt, h: h, body: body}
+	if c.ep == epUnknown && readErr == nil && c.serveExchange() {
+		return // count tokens (exchanges.go)
+	}
 
 	if c.ep == epUnknown {
 		c.ep = epChat // OpenAI error shape

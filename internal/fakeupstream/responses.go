@@ -23,7 +23,9 @@ import (
 // real API says 400 previous_response_not_found) so that a restarted fake
 // upstream still serves recorded chains. Answers with store not false are
 // kept (the last maxStored) for GET, DELETE and cancel; "background": true
-// answers status "queued" at once, and polling finds it completed.
+// answers status "queued" at once, and polling (GET …/responses/{id}) finds
+// it "in_progress" backgroundPolls times, then completed — the sequence
+// the API reference's background mode describes.
 
 type responsesRequest struct {
 	Model        string          `json:"model"`
@@ -67,6 +69,43 @@ const maxStored = 4096
 type storedResponse struct {
 	body        object
 	totalTokens int
+	// pending is the in_progress answer of a background response, served
+	// to its first backgroundPolls GETs (polls counts them); nil otherwise.
+	pending object
+	polls   int
+}
+
+// backgroundPolls is how many polls find a background response still
+// in progress.
+const backgroundPolls = 2
+
+// pollResponse returns what a GET of id answers now: a background
+// response's in-progress answer for its first polls, else the stored
+// answer.
+func (h *Handler) pollResponse(id string) (object, bool) {
+	h.storeMu.Lock()
+	defer h.storeMu.Unlock()
+	r, ok := h.stored[id]
+	if !ok {
+		return nil, false
+	}
+	if r.pending != nil && r.polls < backgroundPolls {
+		r.polls++
+		h.stored[id] = r
+		return r.pending, true
+	}
+	return r.body, true
+}
+
+// markBackground makes id's stored answer a background one, in progress
+// until polled backgroundPolls times.
+func (h *Handler) markBackground(id string, pending object) {
+	h.storeMu.Lock()
+	defer h.storeMu.Unlock()
+	if r, ok := h.stored[id]; ok {
+		r.pending = pending
+		h.stored[id] = r
+	}
 }
 
 func (h *Handler) storeResponse(id string, body object, total int) {
@@ -284,7 +323,8 @@ func (c *call) serveResponses(body []byte) {
 		c.h.storeResponse(r.id, final, r.totalTokens())
 	}
 	if req.Background && !req.Stream {
-		// Queued at once; polling (GET) finds it finished.
+		// Queued at once; polling (GET) finds it in progress, then finished.
+		c.h.markBackground(r.id, r.response("in_progress", false))
 		c.ok(r.response("queued", false), "  ")
 		return
 	}
@@ -493,8 +533,8 @@ func (c *call) serveResponseByID() {
 			c.ok(fields("id", id, "object", "response", "deleted", true), "  ")
 			return
 		}
-	} else if r, ok := c.h.lookupResponse(id); ok {
-		c.ok(r.body, "  ")
+	} else if body, ok := c.h.pollResponse(id); ok {
+		c.ok(body, "  ")
 		return
 	}
 	c.fail(http.StatusNotFound, "", fmt.Sprintf("Response with id '%s' not found.", id), "")

@@ -363,8 +363,9 @@ func TestResponsesChainWithMintedIDs(t *testing.T) {
 	}
 }
 
-// background: queued at once, then GET finds it completed; cancel answers
-// "cancelled" for a background response and 400 for another.
+// background: queued at once, then GET finds it in progress twice and
+// completed from then on; cancel answers "cancelled" for a background
+// response and 400 for another.
 func TestResponsesBackgroundAndCancel(t *testing.T) {
 	s := start(t, Options{})
 	_, b := do(t, s.URL+"/v1/responses", `{"model":"m","input":"Later please","background":true}`, openAIAuth)
@@ -373,9 +374,17 @@ func TestResponsesBackgroundAndCancel(t *testing.T) {
 		t.Fatalf("%s", b)
 	}
 	id := q["id"].(string)
-	_, b = doMethod(t, http.MethodGet, s.URL+"/v1/responses/"+id, openAIAuth)
-	if m := obj(t, b); get(t, m, "status") != "completed" || get(t, m, "output", 0, "content", 0, "text") != "Echo: Later please" {
-		t.Fatalf("poll %s", b)
+	for i := 0; i < 2; i++ {
+		_, b = doMethod(t, http.MethodGet, s.URL+"/v1/responses/"+id, openAIAuth)
+		if m := obj(t, b); get(t, m, "status") != "in_progress" || get(t, m, "id") != id || len(get(t, m, "output").([]any)) != 0 {
+			t.Fatalf("poll %d: %s", i+1, b)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		_, b = doMethod(t, http.MethodGet, s.URL+"/v1/responses/"+id, openAIAuth)
+		if m := obj(t, b); get(t, m, "status") != "completed" || get(t, m, "output", 0, "content", 0, "text") != "Echo: Later please" {
+			t.Fatalf("poll %d: %s", i+3, b)
+		}
 	}
 	resp, b := do(t, s.URL+"/v1/responses/"+id+"/cancel", ``, openAIAuth)
 	if resp.StatusCode != 200 || get(t, obj(t, b), "status") != "cancelled" {

@@ -33,6 +33,14 @@ type Descriptor struct {
 	// its format for a 1.0.0 record that no other format owns).
 	Formats []Format
 
+	// ExchangeRoutes are the provider's routes around the LLM call
+	// (count-tokens, files, vector stores, conversations, response
+	// polling, batches, models) that record keeps as exchange records and
+	// replay answers in recorded order (DESIGN §13.4, exchange.go). A call
+	// that no format routes goes to the provider UpstreamOf names and is an
+	// exchange when one of that provider's ExchangeRoutes matches it.
+	ExchangeRoutes []ExchangeRoute
+
 	// UpstreamHelp describes --<name>-upstream: "OpenAI or
 	// OpenAI-compatible base URL, with its /v1".
 	UpstreamHelp string

@@ -38,6 +38,10 @@ type call struct {
 	skip bool
 	// addedUsage: the proxy added stream_options.include_usage.
 	addedUsage bool
+	// exchange: the call is one of a provider's exchange routes (DESIGN
+	// §13.4, exchange.go), the occurrence-th identical one of the run.
+	exchange   bool
+	occurrence int
 	original   []byte // the body as the application sent it, with the request defaults applied
 	upstream   []byte // the body sent upstream
 	// The key (req.Key) and the lineage are computed once, at parse time,
@@ -107,7 +111,15 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuseForeign(w, req, c, cred, to)
 		return
 	}
+	var xf provider.Format
+	var xe provider.Endpoint
+	exchange := false
+	if !llm {
+		xf, xe, exchange = registry.RouteExchange(req) // a provider's route around the LLM call
+	}
 	switch {
+	case !llm && exchange:
+		r.beginExchange(c, req, xf, xe, body, srcPresent, serr)
 	case !llm:
 		c.skip = true
 		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
@@ -187,7 +199,7 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	req.ContentLength = int64(len(c.upstream))
 	req = req.WithContext(context.WithValue(req.Context(), ctxKey{}, c))
 	c.start = r.now()
-	if c.req != nil && !c.skip {
+	if c.req != nil && !c.skip && !c.exchange {
 		r.chains.begin()
 		defer r.chains.end()
 	}
@@ -333,6 +345,12 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 		}
 	}
 	if c.skip {
+		return nil
+	}
+	if c.exchange {
+		// Every answer of an exchange is kept, non-2xx included.
+		resp.Header.Set(provider.HeaderSnapshotID, snapshot.IDOf(registry.OccurrenceKey(c.req.Key, c.occurrence)))
+		r.teeExchange(c, resp)
 		return nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

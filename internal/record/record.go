@@ -244,6 +244,10 @@ type keyState struct {
 	seen      bool
 	minSource source.Source
 	minCall   string
+	// occurrences counts the exchange calls of this request key that
+	// arrived so far in the run (their occurrences, DESIGN §13.4); r.mu
+	// is held.
+	occurrences int
 }
 
 // seeSource notes that a call from src got the stored answer. st.mu is held.
@@ -259,6 +263,7 @@ func (s *keyState) setOK()     { s.okFlag.Store(true) }
 type counts struct {
 	calls, recorded, changed, sourceUpdated, unchanged, served int
 	tokens                                                     int64
+	exchanges                                                  int // exchange answers (DESIGN §13.4), counted apart from LLM calls
 }
 
 // New loads the snapshot set of cfg.Dir (the set's valid snapshots are what

@@ -2,7 +2,6 @@ package record_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"reflect"
 	"sort"
@@ -205,27 +204,31 @@ func keysOf(m map[string][]byte) []string {
 }
 
 // TestResponsesOtherRoutesForwarded: retrieving a stored response (GET
-// /v1/responses/{id}) is forwarded to the upstream and answered, not
-// snapshotted, and listed (record exits 1).
+// /v1/responses/{id}) is forwarded to the upstream, answered and kept as
+// an exchange record (DESIGN §13.4); a route no provider lists
+// (moderations) is still forwarded, not snapshotted, and listed (record
+// exits 1).
 func TestResponsesOtherRoutesForwarded(t *testing.T) {
 	fake := startFake(t, fakeupstream.Options{})
 	dir := t.TempDir() + "/.ai-snapshots"
 	p := newProxy(t, dir, fake, nil)
 	r := p.do("/v1/responses", responsesReq("Store me"), nil)
 	id, _ := jsonObject(t, r.body)["id"].(string)
-	req, _ := http.NewRequest(http.MethodGet, p.srv.URL+"/v1/responses/"+id, nil)
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	got := call(t, http.MethodGet, p.srv.URL+"/v1/responses/"+id, nil, nil)
+	if got.status != 200 || jsonObject(t, got.body)["id"] != id || fake.LastRequest().Path != "/v1/responses/"+id {
+		t.Fatalf("GET forwarded: %d %s (upstream saw %s)", got.status, got.body, fake.LastRequest().Path)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || jsonObject(t, body)["id"] != id || fake.LastRequest().Path != "/v1/responses/"+id {
-		t.Fatalf("GET forwarded: %d %s (upstream saw %s)", resp.StatusCode, body, fake.LastRequest().Path)
+	if s := p.finish(); s.Failed() || s.Exchanges != 1 || len(snapshots(t, dir)) != 2 {
+		t.Fatalf("want the create call and the GET snapshotted:\n%s", summaryText(s))
+	}
+
+	p = newProxy(t, dir, fake, nil)
+	mod := p.do("/v1/moderations", map[string]any{"input": "hello"}, nil)
+	if fake.LastRequest().Path != "/v1/moderations" {
+		t.Fatalf("moderations not forwarded: %d %s", mod.status, mod.body)
 	}
 	s := p.finish()
-	if !s.Failed() || !hasKind(s, record.KindUnknownPath) || len(snapshots(t, dir)) != 1 {
-		t.Fatalf("want the create call snapshotted and the GET listed:\n%s", summaryText(s))
+	if !s.Failed() || !hasKind(s, record.KindUnknownPath) || len(snapshots(t, dir)) != 2 {
+		t.Fatalf("want moderations listed, not snapshotted:\n%s", summaryText(s))
 	}
 }

@@ -141,6 +141,7 @@ func (r *Recorder) buildSummary() *result.RecordSummary {
 		SourceUpdated: r.counts.sourceUpdated,
 		Unchanged:     r.counts.unchanged,
 		Served:        r.counts.served,
+		Exchanges:     r.counts.exchanges,
 		Tokens:        r.counts.tokens,
 		Duration:      r.now().Sub(r.started),
 	}

@@ -19,7 +19,13 @@ func Record(w io.Writer, s *result.RecordSummary, listUnrequested bool) {
 	if s.Changed > 0 || s.SourceUpdated > 0 {
 		rec += fmt.Sprintf(" (%d new, %d changed, %d source updated)", s.Recorded, s.Changed, s.SourceUpdated)
 	}
-	line := fmt.Sprintf("traceforge record: %d call(s): %s, %d unchanged", s.Calls, rec, s.Unchanged)
+	calls := fmt.Sprintf("%d call(s)", s.Calls)
+	if s.Exchanges > 0 {
+		// Exchanges (count-tokens, files, polling: DESIGN §13.4) are
+		// counted apart from LLM calls.
+		calls += fmt.Sprintf(" (%d exchange(s) with provider routes around the LLM calls)", s.Exchanges)
+	}
+	line := fmt.Sprintf("traceforge record: %s: %s, %d unchanged", calls, rec, s.Unchanged)
 	if s.Served > 0 {
 		line += fmt.Sprintf(", %d served from snapshots", s.Served)
 	}

@@ -182,6 +182,9 @@ func (r report) summary(st style) string {
 	}
 	if r.Mode == "replay" || r.Mode == "serve" {
 		what += fmt.Sprintf(", %d request(s) replayed", r.Served)
+		if r.Exchanges > 0 {
+			what += fmt.Sprintf(" (%d LLM call(s), %d exchange(s))", r.Served-r.Exchanges, r.Exchanges)
+		}
 	}
 	if len(r.Live) > 0 {
 		what += fmt.Sprintf(", %d re-run live", len(r.Live))

@@ -130,14 +130,14 @@ func fullBody(s *check.Snapshot) (body map[string]any, synthesized bool, err err
 // folder is where FullRecord re-reads the file from. e.Respond answers a
 // compact snapshot byte for byte like the full one.
 func (e *Entries) Compact(s *check.Snapshot, fingerprint []uint64) *check.Snapshot {
-	if s == nil || s.Record == nil {
-		return s
+	if s == nil || s.Record == nil || provider.IsExchange(format(s)) {
+		return s // an exchange is answered from its full record (respondExchange)
 	}
 	rec := s.Record
 	cs := &compactSnapshot{snap: *s}
 	c := &cs.snap
 	cs.rec = snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
-		Endpoint: rec.Endpoint, RequestHeaders: e.shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers,
+		Endpoint: rec.Endpoint, RequestHeaders: e.shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers, Occurrence: rec.Occurrence,
 		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
 	c.Record = &cs.rec

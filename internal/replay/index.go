@@ -2,6 +2,7 @@ package replay
 
 import (
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -17,6 +18,10 @@ type Index struct {
 	hits   []atomic.Int64               // by position in all
 	chains map[string]check.ChainParent // stored response body id → snapshot
 	kc     *provider.KeyContext         // KeyContext, built once: it is asked for on every request
+	// occ are the requests recorded as several occurrences (exchange.go),
+	// served in order; occMu guards their counters.
+	occ   occurrences
+	occMu sync.Mutex
 }
 
 // NewIndex indexes the valid snapshots of set (check.SetResult.ByKey).
@@ -54,6 +59,7 @@ func NewIndex(set *check.SetResult) *Index {
 		}
 	}
 	ix.hits = make([]atomic.Int64, len(ix.all))
+	ix.indexOccurrences()
 	return ix
 }
 
@@ -131,6 +137,9 @@ func (ix *Index) Lookup(key string) *check.Snapshot {
 // only by its anthropic-version/anthropic-beta headers — every Anthropic SDK
 // sends them, so such snapshots could never replay otherwise.
 func (ix *Index) LookupRequest(req *provider.Request) *check.Snapshot {
+	if ix.Occurs(req.Key) {
+		return ix.nextOccurrence(req.Key) // recorded in turn: replayed in turn (DESIGN §13.4)
+	}
 	if s := ix.Lookup(req.Key); s != nil || len(req.Headers) == 0 {
 		return s
 	}

@@ -38,6 +38,9 @@ type Result struct {
 // the error is returned. The bytes sent are kept in s's entry, so the
 // next reply of s costs little (e nil: nothing is kept).
 func (e *Entries) Respond(ctx context.Context, w http.ResponseWriter, req *provider.Request, s *check.Snapshot, o Options) (Result, error) {
+	if provider.IsExchange(format(s)) {
+		return e.respondExchange(ctx, w, s, o) // the recorded answer as it was (DESIGN §13.4)
+	}
 	res := Result{Streamed: req.Stream}
 	errShape := registry.ForProvider(provider.Name(s.Provider))
 	if errShape == nil {

@@ -22,6 +22,7 @@ type RecordSummary struct {
 	SourceUpdated    int // snapshots rewritten with a new source only
 	Unchanged        int // calls whose snapshot was kept byte for byte
 	Served           int // --only-missing hits answered from the set
+	Exchanges        int // answers of exchange routes (DESIGN §13.4), among Recorded/Changed/Unchanged
 	Refused          int // calls answered but refused a snapshot
 	NotSnapshotted   int // calls forwarded without a snapshot
 	Nondeterministic int // calls that contradicted an earlier answer

@@ -75,6 +75,9 @@ type Replayed struct {
 	Misses []Miss   // requests that matched no snapshot (drift)
 	Unused []string // display paths of the snapshots never requested
 	Served int      // requests answered from a snapshot
+	// Exchanges counts the served requests that were exchanges (DESIGN
+	// §13.4: count-tokens, files, polling), apart from LLM calls.
+	Exchanges int
 	// Synthesized lists snapshots answered with a synthesized body.
 	Synthesized []string
 	// ReplayErrors are snapshots whose recorded response could not be sent.

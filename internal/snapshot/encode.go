@@ -461,9 +461,9 @@ const (
 
 var fixedOrder = map[objectKind][]string{
 	kindFile:          {"version", "snapshots", "hash"},
-	kindRecord:        {"id", "timestamp", "source", "endpoint", "request", "request_headers", "defaults_applied", "key_normalizers", "response", "lineage", "hash"},
+	kindRecord:        {"id", "timestamp", "source", "endpoint", "request", "request_headers", "defaults_applied", "key_normalizers", "occurrence", "response", "lineage", "hash"},
 	kindSource:        {"file", "line", "function"},
-	kindResponse:      {"content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body"},
+	kindResponse:      {"status", "content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body"},
 	kindManifest:      {"version", "created_at", "updated_at", "snapshots", "hash"},
 	kindManifestEntry: {"id", "provider", "file", "hash"},
 }

@@ -44,6 +44,9 @@ type Response struct {
 	LatencyMS int64
 	Stream    bool
 	Body      map[string]any
+	// Status is an exchange's HTTP status (format 1.2.0, DESIGN §13.4); 0
+	// for an LLM call's record, whose answer was a 2xx.
+	Status int
 }
 
 // Record is a typed view of one validated snapshot record. Raw is the value
@@ -59,11 +62,15 @@ type Record struct {
 	// KeyNormalizers names the declared key normalizers that changed the
 	// record's key (format 1.1.0 "key_normalizers"); nil when none.
 	KeyNormalizers []string
-	Response       Response
-	ParentID       string
-	Turn           int
-	Hash           string
-	Raw            map[string]any
+	// Occurrence is the record's place among identical requests of one run
+	// answered in turn (format 1.2.0 "occurrence", DESIGN §13.4); 0 = the
+	// first, whose record has no such field.
+	Occurrence int
+	Response   Response
+	ParentID   string
+	Turn       int
+	Hash       string
+	Raw        map[string]any
 }
 
 // RelPath is the record's file path inside the set: <provider>/<id>.json.
@@ -132,7 +139,13 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 			}
 		}
 	}
+	if n, ok := Int64(v["occurrence"]); ok {
+		r.Occurrence = int(n)
+	}
 	if resp, ok := v["response"].(map[string]any); ok {
+		if st, ok := Int64(resp["status"]); ok {
+			r.Response.Status = int(st)
+		}
 		r.Response.Content, _ = resp["content"].(string)
 		_, hasContent := resp["content"]
 		_, hasTokens := resp["tokens_used"]

@@ -56,6 +56,7 @@ type ReplayServer struct {
 
 	mu          sync.Mutex
 	served      int
+	exchanges   int              // of served: exchange routes (DESIGN §13.4)
 	misses      map[string]*miss // by key, or by "METHOD PATH" for unsupported calls
 	missOrder   []string
 	synthesized map[string]bool
@@ -156,6 +157,9 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.served++
+	if provider.IsExchange(req.Format) {
+		s.exchanges++
+	}
 	if len(req.KeyNormalizers) > 0 {
 		nm := s.normalized[snap.Rel]
 		if nm == nil {
@@ -192,7 +196,7 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
 	format, endpoint, ok := registry.Route(r.Method, r.URL.Path) // the one routing of this call
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
+		return s.lookupExchange(r, buf)
 	}
 	body, err := registry.ReadHTTPBodyInto(r, *buf)
 	if err != nil {
@@ -214,10 +218,30 @@ func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, 
 		return nil, nil, err
 	}
 	snap := s.ix.LookupRequest(req)
-	if snap != nil && s.memo != nil {
+	if snap != nil && s.memo != nil && !s.ix.Occurs(req.Key) {
 		s.memo.Put(digest, req, snap)
 	}
 	return req, snap, nil
+}
+
+// lookupExchange parses a call to one of a provider's exchange routes
+// (DESIGN §13.4) and finds its snapshot: identical requests get the
+// recorded occurrences in order. A call no exchange route matches wraps
+// provider.ErrNotLLMCall.
+func (s *ReplayServer) lookupExchange(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
+	format, endpoint, ok := registry.RouteExchange(r)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s %s", provider.ErrNotLLMCall, r.Method, r.URL.Path)
+	}
+	body, err := registry.ReadHTTPBodyInto(r, *buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := registry.ParseExchange(format, endpoint, r.URL, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, s.ix.LookupRequest(req), nil
 }
 
 // bodyBufs holds request body buffers for reuse (ServeHTTP): up to
@@ -254,7 +278,7 @@ func (s *ReplayServer) Served() int {
 func (s *ReplayServer) Finish() result.Replayed {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := result.Replayed{Served: s.served}
+	rep := result.Replayed{Served: s.served, Exchanges: s.exchanges}
 	near := NewNearest(s.ix.Snapshots(), s.entries)
 	for _, k := range s.missOrder {
 		m := s.misses[k]

@@ -113,6 +113,9 @@ func ForProvider(p provider.Name) provider.Format {
 // its format routes to itself, so formats whose endpoints are patterns
 // (Gemini's /v1beta/models/{model}:generateContent) are found by Route.
 func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
+	if _, _, ok := provider.SplitExchangeEndpoint(e); ok {
+		return exchangeFor(p, e) // "METHOD /route": an exchange (DESIGN §13.4)
+	}
 	for _, f := range formats {
 		if f.Provider() != p {
 			continue

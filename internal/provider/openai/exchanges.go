@@ -1,0 +1,44 @@
+package openai
+
+import "github.com/traceforge/traceforge/internal/provider"
+
+// exchangeRoutes are OpenAI's routes around the LLM call, recorded as
+// exchanges (DESIGN §13.4), from the API reference: count tokens, stored
+// responses (retrieve, delete, cancel, input items: background polling),
+// compaction, conversations and their items, files, uploads, vector
+// stores and their files and batches, batches, models.
+var exchangeRoutes = []provider.ExchangeRoute{
+	{Methods: []string{"POST"}, Path: "/v1/responses/input_tokens"},
+	{Methods: []string{"POST"}, Path: "/v1/responses/compact"},
+	{Methods: []string{"GET", "DELETE"}, Path: "/v1/responses/{id}"},
+	{Methods: []string{"POST"}, Path: "/v1/responses/{id}/cancel"},
+	{Methods: []string{"GET"}, Path: "/v1/responses/{id}/input_items"},
+	{Methods: []string{"POST"}, Path: "/v1/conversations"},
+	{Methods: []string{"GET", "POST", "DELETE"}, Path: "/v1/conversations/{id}"},
+	{Methods: []string{"GET", "POST"}, Path: "/v1/conversations/{id}/items"},
+	{Methods: []string{"GET", "DELETE"}, Path: "/v1/conversations/{id}/items/{item}"},
+	{Methods: []string{"GET", "POST"}, Path: "/v1/files"},
+	{Methods: []string{"GET", "DELETE"}, Path: "/v1/files/{id}"},
+	{Methods: []string{"GET"}, Path: "/v1/files/{id}/content"},
+	{Methods: []string{"POST"}, Path: "/v1/uploads"},
+	{Methods: []string{"POST"}, Path: "/v1/uploads/{id}/parts"},
+	{Methods: []string{"POST"}, Path: "/v1/uploads/{id}/complete"},
+	{Methods: []string{"POST"}, Path: "/v1/uploads/{id}/cancel"},
+	{Methods: []string{"GET", "POST"}, Path: "/v1/vector_stores"},
+	{Methods: []string{"GET", "POST", "DELETE"}, Path: "/v1/vector_stores/{id}"},
+	{Methods: []string{"POST"}, Path: "/v1/vector_stores/{id}/search"},
+	{Methods: []string{"GET", "POST"}, Path: "/v1/vector_stores/{id}/files"},
+	{Methods: []string{"GET", "POST", "DELETE"}, Path: "/v1/vector_stores/{id}/files/{file}"},
+	{Methods: []string{"GET"}, Path: "/v1/vector_stores/{id}/files/{file}/content"},
+	{Methods: []string{"POST"}, Path: "/v1/vector_stores/{id}/file_batches"},
+	{Methods: []string{"GET"}, Path: "/v1/vector_stores/{id}/file_batches/{batch}"},
+	{Methods: []string{"POST"}, Path: "/v1/vector_stores/{id}/file_batches/{batch}/cancel"},
+	{Methods: []string{"GET"}, Path: "/v1/vector_stores/{id}/file_batches/{batch}/files"},
+	{Methods: []string{"GET", "POST"}, Path: "/v1/batches"},
+	{Methods: []string{"GET"}, Path: "/v1/batches/{id}"},
+	{Methods: []string{"POST"}, Path: "/v1/batches/{id}/cancel"},
+	{Methods: []string{"GET"}, Path: "/v1/models"},
+	{Methods: []string{"GET"}, Path: "/v1/models/{model}"},
+}
+
+func init() { Descriptor.ExchangeRoutes = exchangeRoutes }
