@@ -1,0 +1,263 @@
+package record_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/bedrock"
+	"github.com/traceforge/traceforge/internal/record"
+)
+
+// The credentials of the test: the application's (what its SDK signs
+// with, for traceforge's host) and traceforge's own (what the fake
+// upstream accepts).
+const (
+	appKeyID      = "AKIDAPPLICATION"
+	appSecret     = "application-secret-value"
+	tfKeyID       = "AKIDTRACEFORGE"
+	tfSecret      = "traceforge-secret-value"
+	bedrockModel  = "anthropic.claude-3-haiku-20240307-v1:0"
+	bedrockEscape = "anthropic.claude-3-haiku-20240307-v1%3A0"
+)
+
+// bedrockEnv gives traceforge the fake's credentials and keeps the default
+// chain away from shared files and the instance metadata endpoint.
+func bedrockEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", tfKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", tfSecret)
+	t.Setenv("AWS_REGION", "eu-west-1")
+}
+
+func startBedrock(t *testing.T) *fakeupstream.Bedrock {
+	t.Helper()
+	f, err := fakeupstream.StartBedrock(fakeupstream.BedrockOptions{AccessKeyID: tfKeyID, SecretAccessKey: tfSecret, Region: "us-west-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
+// signedCall sends body to url signed the way an AWS SDK signs it: SigV4
+// for the host it calls, with the application's credentials and a session
+// token.
+func signedCall(t *testing.T, url string, body []byte, hdr map[string]string) reply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Traceforge-Source", srcHeader)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if req.Header.Get("Authorization") == "" {
+		sum := sha256.Sum256(body)
+		creds := aws.Credentials{AccessKeyID: appKeyID, SecretAccessKey: appSecret, SessionToken: "app-session-token"}
+		if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "bedrock", "us-west-2", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func converseBody(prompt string, tools bool) []byte {
+	req := map[string]any{
+		"messages":        []any{map[string]any{"role": "user", "content": []any{map[string]any{"text": prompt}}}},
+		"inferenceConfig": map[string]any{"temperature": 0, "maxTokens": 100},
+	}
+	if tools {
+		req["toolConfig"] = map[string]any{"tools": []any{map[string]any{"toolSpec": map[string]any{
+			"name": "get_weather", "description": "weather",
+			"inputSchema": map[string]any{"json": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}}}
+	}
+	b, _ := json.Marshal(req)
+	return b
+}
+
+// TestBedrockRecordResigns: a Converse call, a ConverseStream call and a
+// tool call signed by the application for traceforge's host are signed
+// anew with traceforge's credentials (the fake upstream verifies every
+// signature), pass through (the stream frame for frame), and become
+// snapshots under bedrock/ that verify, keyed by the decoded model id,
+// with no credential or signature of either side on disk.
+func TestBedrockRecordResigns(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+
+	r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/converse", converseBody("hello there", false), nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"text":"Echo: hello there"`) {
+		t.Fatalf("converse: %d %s", r.status, r.body)
+	}
+	last := fake.LastRequest()
+	if got := last.Header.Get("Authorization"); !strings.Contains(got, "Credential="+tfKeyID+"/") || !strings.Contains(got, "/us-west-2/bedrock/aws4_request") {
+		t.Fatalf("upstream Authorization %q: want traceforge's key, the client's region", got)
+	}
+	if last.Header.Get("X-Amz-Security-Token") != "" || last.Header.Get("X-Traceforge-Source") != "" {
+		t.Fatalf("upstream headers %v", last.Header)
+	}
+
+	stream := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/converse-stream", converseBody("stream me please", false), nil)
+	if stream.status != 200 || !bedrock.IsEventStream(stream.header.Get("Content-Type")) {
+		t.Fatalf("converse-stream: %d %s", stream.status, stream.header.Get("Content-Type"))
+	}
+	var text strings.Builder
+	dec := eventstream.NewDecoder()
+	rd := bytes.NewReader(stream.body)
+	frames := 0
+	for rd.Len() > 0 {
+		msg, err := dec.Decode(rd, nil)
+		if err != nil {
+			t.Fatalf("frame %d: %v", frames, err)
+		}
+		frames++
+		if msg.Headers.Get(":event-type").String() == "contentBlockDelta" {
+			var ev struct {
+				Delta struct{ Text string } `json:"delta"`
+			}
+			_ = json.Unmarshal(msg.Payload, &ev)
+			text.WriteString(ev.Delta.Text)
+		}
+	}
+	if text.String() != "Echo: stream me please" || frames < 6 {
+		t.Fatalf("stream text %q in %d frames", text.String(), frames)
+	}
+
+	tool := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/converse", converseBody("What is the weather in Paris?", true), nil)
+	if tool.status != 200 || !strings.Contains(string(tool.body), `"toolUse"`) {
+		t.Fatalf("tool: %d %s", tool.status, tool.body)
+	}
+	if fake.Signed() != 3 {
+		t.Fatalf("the fake verified %d of 3 signatures", fake.Signed())
+	}
+
+	s := p.finish()
+	if s.Failed() {
+		t.Fatalf("summary:\n%s", summaryText(s))
+	}
+	snaps := snapshots(t, dir)
+	if len(snaps) != 3 {
+		t.Fatalf("%d snapshots: %v", len(snaps), snaps)
+	}
+	var sawStream, sawTool bool
+	for rel, data := range snaps {
+		if !strings.HasPrefix(rel, "bedrock/") {
+			t.Errorf("%s outside bedrock/", rel)
+		}
+		for _, secret := range []string{appKeyID, appSecret, tfKeyID, tfSecret, "app-session-token", "AWS4-HMAC-SHA256", "Signature="} {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %q", rel, secret)
+			}
+		}
+		rec := readRecord(t, data)
+		if rec["endpoint"] != "/model/"+bedrockModel+"/converse" {
+			t.Errorf("%s: endpoint %v", rel, rec["endpoint"])
+		}
+		req := rec["request"].(map[string]any)
+		if req["model"] != bedrockModel {
+			t.Errorf("%s: model %v", rel, req["model"])
+		}
+		resp := rec["response"].(map[string]any)
+		if resp["stream"] == true {
+			sawStream = true
+			if resp["content"] != "Echo: stream me please" || resp["finish_reason"] != "end_turn" {
+				t.Errorf("%s: streamed response %v", rel, resp)
+			}
+		}
+		if tc, ok := resp["tool_calls"].([]any); ok {
+			sawTool = true
+			calls := provider.ToolCalls(tc)
+			if len(calls) != 1 || calls[0].Name != "get_weather" || resp["finish_reason"] != "tool_use" {
+				t.Errorf("%s: tool calls %v", rel, tc)
+			}
+		}
+	}
+	if !sawStream || !sawTool {
+		t.Errorf("stream %v, tool %v", sawStream, sawTool)
+	}
+	verifySet(t, dir)
+}
+
+// TestBedrockBearerPassesThrough: a Bedrock API key goes to the upstream
+// as the application sent it, nothing is signed, and the key is stored
+// nowhere.
+func TestBedrockBearerPassesThrough(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	key := "ABSK" + strings.Repeat("QmVkcm9ja0FQSUtleQ", 7)
+	r := signedCall(t, p.srv.URL+"/model/amazon.nova-lite-v1:0/converse", converseBody("hi", false), map[string]string{"Authorization": "Bearer " + key})
+	if r.status != 200 || fake.Bearer() != 1 || fake.Signed() != 0 {
+		t.Fatalf("%d %s (bearer %d, signed %d)", r.status, r.body, fake.Bearer(), fake.Signed())
+	}
+	if got := fake.LastRequest().Header.Get("Authorization"); got != "Bearer "+key {
+		t.Fatalf("upstream Authorization %q", got)
+	}
+	if s := p.finish(); s.Failed() {
+		t.Fatalf("summary:\n%s", summaryText(s))
+	}
+	for rel, data := range files(t, dir) {
+		if bytes.Contains(data, []byte(key)) {
+			t.Errorf("%s holds the Bedrock API key", rel)
+		}
+	}
+	verifySet(t, dir)
+}
+
+// TestBedrockWithoutCredentialsFails: when traceforge has no AWS
+// credentials, a signed call is answered 502 in Bedrock's error shape,
+// nothing reaches the upstream, and the run lists the call.
+func TestBedrockWithoutCredentialsFails(t *testing.T) {
+	bedrockEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/converse", converseBody("hello", false), nil)
+	if r.status != http.StatusBadGateway || !strings.Contains(string(r.body), `"__type"`) || fake.Requests() != 0 {
+		t.Fatalf("%d %s (upstream saw %d)", r.status, r.body, fake.Requests())
+	}
+	if s := p.finish(); !s.Failed() {
+		t.Fatalf("the run did not fail:\n%s", summaryText(s))
+	}
+}
