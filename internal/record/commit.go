@@ -23,7 +23,9 @@ import (
 // a source-only rewrite, a changed snapshot, or a listed problem
 // (nondeterminism, id collision, refused by the checks). Calls with the same
 // key are serialized by the key's lock; different keys commit in parallel.
-func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, latency int64) {
+// wire is a plain answer kept as text instead of body (DESIGN §13.4), ""
+// when body holds it.
+func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snapshot.Fields, latency int64) {
 	req := c.req
 	p := string(req.Provider)
 	key, id := req.Key, req.ID()
@@ -88,7 +90,7 @@ func (r *Recorder) commit(c *call, body map[string]any, fields snapshot.Fields, 
 		r.count(func(c *counts) { c.unchanged++ })
 		return
 	}
-	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body}
+	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body, Wire: wire}
 	// The key and the lineage were computed once, when the call was parsed.
 	err := c.linErr
 	var rec map[string]any

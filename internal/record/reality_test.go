@@ -351,3 +351,44 @@ func TestUsageAddedByTraceforgeStaysOut(t *testing.T) {
 		t.Fatal("no tokens stored")
 	}
 }
+
+// TestAnswerBeyondJCSIsKeptAsText (DESIGN §13.3, §13.4): a 200 answer
+// holding an integer beyond 2^53 (Together's and the Hugging Face
+// router's 64-bit seed) is not refused: the snapshot keeps the body as
+// text in response.wire, its fields are read from it, it verifies, and
+// replay sends the text byte for byte.
+func TestAnswerBeyondJCSIsKeptAsText(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "reality", "together_seed_64bit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := `{"model":"meta-llama/Llama-3.3-70B-Instruct-Turbo","temperature":0,"seed":7,"max_tokens":64,"messages":[{"role":"user","content":"Capital of France? One word."}]}`
+	r, rec, rr := runReality(t, realityCase{name: "together", path: "/v1/chat/completions", answer: "together_seed_64bit.json", exact: true, request: req})
+	resp := rec["response"].(map[string]any)
+	if resp["wire"] != string(want) || resp["body"] != nil {
+		t.Fatalf("stored response: wire %q, body %v", resp["wire"], resp["body"])
+	}
+	if resp["content"] != "Paris." || resp["finish_reason"] != "stop" {
+		t.Fatalf("fields %v", resp)
+	}
+	if !bytes.Equal(r.body, want) || !bytes.Equal(rr.body, want) {
+		t.Fatalf("recorded\n%s\nreplayed\n%s\nwant\n%s", r.body, rr.body, want)
+	}
+	if rr.header.Get(provider.HeaderSynthesized) != "" {
+		t.Fatal("the replayed text is marked synthesized")
+	}
+	// Streamed, the same snapshot is synthesized from its fields.
+	up := newRealityUpstream(t, "together_seed_64bit.json")
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	p := realityProxy(t, dir, up.Server, "")
+	p.do("/v1/chat/completions", []byte(req), nil)
+	if s := p.finish(); s.Failed() {
+		t.Fatalf("%s", summaryText(s))
+	}
+	p2 := realityProxy(t, dir, up.Server, dir)
+	sr := p2.do("/v1/chat/completions", []byte(strings.Replace(req, `"temperature":0,`, `"temperature":0,"stream":true,`, 1)), nil)
+	p2.finish()
+	if sr.status != 200 || !strings.Contains(string(sr.body), "Paris.") || up.count() != 1 {
+		t.Fatalf("streamed replay: %d (upstream asked %d times)\n%s", sr.status, up.count(), sr.body)
+	}
+}

@@ -244,6 +244,7 @@ func (r *Recorder) complete(t *tee) {
 		}
 	}
 	var body map[string]any
+	wire := "" // a plain answer kept as text (DESIGN §13.4)
 	if t.sse {
 		b, err := t.asm.Done()
 		if err != nil {
@@ -261,6 +262,14 @@ func (r *Recorder) complete(t *tee) {
 	} else {
 		v, err := snapshot.Decode(content)
 		m, ok := v.(map[string]any)
+		if err != nil && !c.req.Stream {
+			// A 200 answer is not refused for numbers JCS cannot hold (a
+			// 64-bit seed, DESIGN §13.3): it is kept as text and replayed
+			// byte for byte; its fields are read from it as usual.
+			if lenient, exact := provider.DecodeBeyondJCS(content); exact {
+				m, ok, err, wire = lenient, true, nil, string(content)
+			}
+		}
 		if err != nil || !ok {
 			if err == nil {
 				err = errors.New("not a JSON object")
@@ -294,5 +303,8 @@ func (r *Recorder) complete(t *tee) {
 		fail(KindBadResponse, fmt.Sprintf("the answer is not the provider's shape (%v); not snapshotted", err), "check that the upstream speaks the "+string(c.req.Provider)+" wire format")
 		return
 	}
-	r.commit(c, body, fields, latency)
+	if wire != "" {
+		body = nil // the stored answer is the text
+	}
+	r.commit(c, body, wire, fields, latency)
 }

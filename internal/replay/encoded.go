@@ -118,6 +118,13 @@ func (c *encoded) json(body map[string]any) ([]byte, error) {
 	return c.body, c.jsonErr
 }
 
+// wireJSON is json for a snapshot whose plain answer is kept as text
+// (response.wire): that text, byte for byte.
+func (c *encoded) wireJSON(text string) []byte {
+	c.jsonOnce.Do(func() { c.body = []byte(text) })
+	return c.body
+}
+
 func usageSlot(includeUsage bool) int {
 	if includeUsage {
 		return 1

@@ -138,7 +138,7 @@ func (e *Entries) Compact(s *check.Snapshot, fingerprint []uint64) *check.Snapsh
 	c := &cs.snap
 	cs.rec = snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
 		Endpoint: rec.Endpoint, RequestHeaders: e.shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers, Occurrence: rec.Occurrence,
-		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream},
+		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream, Wire: rec.Response.Wire},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
 	c.Record = &cs.rec
 	if m, ok := rec.Request["model"]; ok {
@@ -148,7 +148,9 @@ func (e *Entries) Compact(s *check.Snapshot, fingerprint []uint64) *check.Snapsh
 	enc.compact, enc.fingerprint = true, fingerprint
 	var body map[string]any
 	body, enc.synth, enc.bodyErr = fullBody(s)
-	if enc.bodyErr == nil {
+	if rec.Response.Wire != "" {
+		enc.wireJSON(rec.Response.Wire) // the JSON reply is the stored text
+	} else if enc.bodyErr == nil {
 		_, _ = enc.json(body) // the error is kept and returned by json
 	}
 	// The reply's header values (headerValues) live in the same object,

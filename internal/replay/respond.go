@@ -66,7 +66,11 @@ func (e *Entries) Respond(ctx context.Context, w http.ResponseWriter, req *provi
 		return res, err
 	}
 	var payload []byte
-	if !req.Stream {
+	if wire := s.Record.Response.Wire; wire != "" && !req.Stream {
+		// The answer as the provider sent it (DESIGN §13.4), not a body
+		// synthesized from the fields.
+		payload, synth, res.Synthesized = enc.wireJSON(wire), false, false
+	} else if !req.Stream {
 		if payload, err = enc.json(body); err != nil {
 			err = fmt.Errorf("snapshot %s: cannot replay its response: %w", s.Rel, err)
 			provider.WriteError(w, errShape, http.StatusInternalServerError, "api_error", "", "traceforge replay: "+err.Error())
@@ -124,7 +128,13 @@ func (e *Entries) Respond(ctx context.Context, w http.ResponseWriter, req *provi
 		}
 		return res, nil
 	}
-	if enc.compact {
+	if wire := s.Record.Response.Wire; wire != "" {
+		// A plain answer kept as text streams from that text, read with
+		// its numbers exact (DESIGN §13.4).
+		if b, ok := provider.DecodeBeyondJCS([]byte(wire)); ok {
+			body = b
+		}
+	} else if enc.compact {
 		// A compact snapshot keeps only the encoded body: decode it again
 		// (the same values snapshot.Decode gave the check).
 		if body, err = enc.decode(); err != nil {

@@ -463,7 +463,7 @@ var fixedOrder = map[objectKind][]string{
 	kindFile:          {"version", "snapshots", "hash"},
 	kindRecord:        {"id", "timestamp", "source", "endpoint", "request", "request_headers", "defaults_applied", "key_normalizers", "occurrence", "response", "lineage", "hash"},
 	kindSource:        {"file", "line", "function"},
-	kindResponse:      {"status", "content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body"},
+	kindResponse:      {"status", "content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body", "wire"},
 	kindManifest:      {"version", "created_at", "updated_at", "snapshots", "hash"},
 	kindManifestEntry: {"id", "provider", "file", "hash"},
 }

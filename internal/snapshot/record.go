@@ -44,6 +44,10 @@ type Response struct {
 	LatencyMS int64
 	Stream    bool
 	Body      map[string]any
+	// Wire is a plain answer's body as the provider sent it, when JCS
+	// cannot hold it exactly (integers beyond 2^53, DESIGN §13.4): replay
+	// sends it byte for byte, and Body is then absent. "" when not kept.
+	Wire string
 	// Status is an exchange's HTTP status (format 1.2.0, DESIGN §13.4); 0
 	// for an LLM call's record, whose answer was a 2xx.
 	Status int
@@ -158,6 +162,7 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Response.Model, _ = resp["model"].(string)
 		r.Response.Stream, _ = resp["stream"].(bool)
 		r.Response.Body, _ = resp["body"].(map[string]any)
+		r.Response.Wire, _ = resp["wire"].(string)
 	}
 	if l, ok := v["lineage"].(map[string]any); ok {
 		r.ParentID, _ = l["parent_id"].(string)
@@ -191,6 +196,9 @@ func ResponseValue(resp Response) map[string]any {
 	}
 	if resp.Body != nil {
 		m["body"] = resp.Body
+	}
+	if resp.Wire != "" {
+		m["wire"] = resp.Wire
 	}
 	return m
 }
