@@ -29,15 +29,26 @@ type ExchangeRoute struct {
 	// the endpoint), and "{name}:verb" for a segment ending in ":verb"
 	// (Gemini's models/{model}:countTokens).
 	Path string
+	// Body, when set, makes the route an exchange only for the request
+	// bodies it accepts, even on an LLM call's route: OpenAI's POST
+	// /v1/responses with "background": true answers "queued" with no
+	// output and no usage — the call's answer comes from the polls.
+	Body func(body []byte) bool
 }
 
 // MatchExchange returns the called part of path that one of routes matches
 // for method (the endpoint's route: ids kept, the application's base-URL
 // prefix dropped); ok is false when none does. path has no query.
 func MatchExchange(routes []ExchangeRoute, method, path string) (route string, ok bool) {
+	return matchExchange(routes, method, path, func(r *ExchangeRoute) bool { return r.Body == nil })
+}
+
+// matchExchange is MatchExchange over the routes keep accepts.
+func matchExchange(routes []ExchangeRoute, method, path string, keep func(*ExchangeRoute) bool) (route string, ok bool) {
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	for _, r := range routes {
-		if !slices.Contains(r.Methods, method) {
+	for i := range routes {
+		r := &routes[i]
+		if !slices.Contains(r.Methods, method) || !keep(r) {
 			continue
 		}
 		pat := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
@@ -198,15 +209,20 @@ func ExchangeBytes(m map[string]any) (b []byte, isJSON bool, err error) {
 // themselves (status and bytes as sent); the Format methods about LLM
 // answers are never asked of it.
 type Exchange struct {
-	name   Name
-	routes []ExchangeRoute
-	errs   Format // the provider's default format: its error shape
+	name       Name
+	routes     []ExchangeRoute
+	errs       Format // the provider's default format: its error shape
+	bodyRoutes bool   // some routes have a Body
 }
 
 // NewExchange returns the exchange format of provider name, whose errors
 // take the shape of errs.
 func NewExchange(name Name, routes []ExchangeRoute, errs Format) *Exchange {
-	return &Exchange{name: name, routes: routes, errs: errs}
+	x := &Exchange{name: name, routes: routes, errs: errs}
+	for _, r := range routes {
+		x.bodyRoutes = x.bodyRoutes || r.Body != nil
+	}
+	return x
 }
 
 // IsExchange reports whether f is an exchange format.
@@ -230,6 +246,19 @@ func (x *Exchange) Route(method, path string) (Endpoint, bool) {
 	return "", false
 }
 
+// RouteBody matches method, path and body against the routes that are
+// exchanges only for some bodies (ExchangeRoute.Body); it is asked of
+// calls an LLM format routes.
+func (x *Exchange) RouteBody(method, path string, body []byte) (Endpoint, bool) {
+	if !x.bodyRoutes {
+		return "", false
+	}
+	if r, ok := matchExchange(x.routes, method, path, func(r *ExchangeRoute) bool { return r.Body != nil && r.Body(body) }); ok {
+		return ExchangeEndpoint(method, r), true
+	}
+	return "", false
+}
+
 // Owns reports whether a stored endpoint is one of the provider's exchange
 // routes.
 func (x *Exchange) Owns(e Endpoint) bool {
@@ -238,6 +267,11 @@ func (x *Exchange) Owns(e Endpoint) bool {
 		return false
 	}
 	got, ok := MatchExchange(x.routes, m, r)
+	if !ok && x.bodyRoutes {
+		// A stored request of a route with a Body: its body was accepted
+		// when it was recorded.
+		got, ok = matchExchange(x.routes, m, r, func(r *ExchangeRoute) bool { return r.Body != nil })
+	}
 	return ok && got == r
 }
 

@@ -1,13 +1,22 @@
 package openai
 
-import "github.com/traceforge/traceforge/internal/provider"
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/traceforge/traceforge/internal/provider"
+)
 
 // exchangeRoutes are OpenAI's routes around the LLM call, recorded as
-// exchanges (DESIGN §13.4), from the API reference: count tokens, stored
-// responses (retrieve, delete, cancel, input items: background polling),
+// exchanges (DESIGN §13.4), from the API reference: count tokens, the
+// creation of a background response and its polling (retrieve; also
+// delete, cancel, input items),
 // compaction, conversations and their items, files, uploads, vector
 // stores and their files and batches, batches, models.
 var exchangeRoutes = []provider.ExchangeRoute{
+	// A background response is created "queued", without output or usage:
+	// its answer is what the polls of GET /v1/responses/{id} find.
+	{Methods: []string{"POST"}, Path: "/v1/responses", Body: background},
 	{Methods: []string{"POST"}, Path: "/v1/responses/input_tokens"},
 	{Methods: []string{"POST"}, Path: "/v1/responses/compact"},
 	{Methods: []string{"GET", "DELETE"}, Path: "/v1/responses/{id}"},
@@ -42,3 +51,17 @@ var exchangeRoutes = []provider.ExchangeRoute{
 }
 
 func init() { Descriptor.ExchangeRoutes = exchangeRoutes }
+
+// background reports whether a Responses request body asks for a
+// background response that is not streamed ("background": true; a
+// streamed one is an LLM call like any other stream).
+func background(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"background"`)) {
+		return false
+	}
+	var b struct {
+		Background bool `json:"background"`
+		Stream     bool `json:"stream"`
+	}
+	return json.Unmarshal(body, &b) == nil && b.Background && !b.Stream
+}

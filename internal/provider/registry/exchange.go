@@ -74,3 +74,19 @@ func OccurrenceKey(key string, n int) string {
 	sum := sha256.Sum256([]byte(`{"key":"` + key + `","occurrence":` + strconv.Itoa(n) + `}`))
 	return hex.EncodeToString(sum[:])
 }
+
+// ExchangeByBody returns the exchange format and endpoint of a call that
+// the LLM format f routes but whose body makes it an exchange (a route
+// with provider.ExchangeRoute.Body: OpenAI's background responses); ok is
+// false for every other call.
+func ExchangeByBody(f provider.Format, method, path string, body []byte) (provider.Format, provider.Endpoint, bool) {
+	x := exchanges[f.Provider()]
+	if x == nil {
+		return nil, "", false
+	}
+	e, ok := x.RouteBody(method, path, body)
+	if !ok {
+		return nil, "", false
+	}
+	return x, e, true
+}
