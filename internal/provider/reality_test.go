@@ -19,6 +19,14 @@ var realityFixtures = []struct {
 	// Mistral's thinking models answer with content as an array of parts.
 	{fixture{"openai_reality_content_parts", provider.OpenAI, provider.ChatCompletions},
 		[]string{`"delta":{"role":"assistant","content":[{"thinking":[{"text":"The user asks`}},
+	// Groq: usage on the last chunk (top-level and in x_groq), sent
+	// unasked; the synthesized stream carries x_groq on its last chunk.
+	{fixture{"openai_reality_groq", provider.OpenAI, provider.ChatCompletions},
+		[]string{`"finish_reason":"stop"}],"x_groq":{"id":"req_01kf0a1b2c3d4e5f6g7h8j9k0m","usage":{`}},
+	// A server behind the Hugging Face router: choice members of its own
+	// (seed) and usage on the last chunk.
+	{fixture{"openai_reality_hf_router", provider.OpenAI, provider.ChatCompletions},
+		[]string{`"finish_reason":"stop","seed":4527391856213497}]`}},
 	// Anthropic: a compaction block (compaction_delta), thinking with its
 	// signature, a server tool call and its result, a cited text, and a
 	// block and delta type traceforge does not know.

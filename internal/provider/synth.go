@@ -305,7 +305,7 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 			}); err != nil {
 				return err
 			}
-			if err := e.Data(finishChunk(ci, ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}})); err != nil {
+			if err := e.Data(finishChunk(ci, append(ordered{{"text", ""}, {"index", index}, {"logprobs", lp}, {"finish_reason", finish}}, choiceExtras(cm, "text")...))); err != nil {
 				return err
 			}
 			continue
@@ -403,7 +403,7 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 				return err
 			}
 		}
-		if err := e.Data(finishChunk(ci, ordered{{"index", index}, {"delta", ordered{}}, {"logprobs", nil}, {"finish_reason", finish}})); err != nil {
+		if err := e.Data(finishChunk(ci, append(ordered{{"index", index}, {"delta", ordered{}}, {"logprobs", nil}, {"finish_reason", finish}}, choiceExtras(cm, "message")...))); err != nil {
 			return err
 		}
 	}
@@ -421,6 +421,27 @@ func openaiStream(completions bool, body map[string]any, includeUsage bool, e *E
 // in their own way (obfuscation is the stream's own padding).
 var openaiChunkMembers = map[string]bool{"id": true, "object": true, "created": true, "model": true,
 	"service_tier": true, "system_fingerprint": true, "choices": true, "usage": true, "obfuscation": true}
+
+// choiceExtras are a choice's members other than index, logprobs,
+// finish_reason and its content member (message or text), sorted: vendor
+// members such as Together's seed, which providers send on the choice's
+// last chunk.
+func choiceExtras(choice map[string]any, content string) ordered {
+	var keys []string
+	for k := range choice {
+		switch k {
+		case "index", "logprobs", "finish_reason", content:
+		default:
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make(ordered, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, kv{k, choice[k]})
+	}
+	return out
+}
 
 // bodyExtras are the body's other top-level members, sorted.
 func bodyExtras(body map[string]any) ordered {

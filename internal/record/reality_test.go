@@ -320,7 +320,7 @@ func TestUsageSentUnaskedReachesTheApplication(t *testing.T) {
 			replayHas: []string{"capital of ", `"x_groq":{"id":"req_01kf0a1b2c3d4e5f6g7h8j9k0m","usage":{"completion_time":0.0067`}},
 		{name: "hugging face router", path: "/v1/chat/completions", answer: "hf_router_usage_unasked.sse", exact: true,
 			request:   `{"model":"meta-llama/Llama-3.3-70B-Instruct","temperature":0,"seed":7,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Capital of France? One word."}]}`,
-			replayHas: []string{`"content":"Paris."`}},
+			replayHas: []string{`"content":"Paris."`, `"seed":4527391856213497`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, rec, _ := runReality(t, c)
