@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		"traceforge": func() { os.Exit(cli.Main(os.Args[1:], cli.System())) },
 		"tfclient":   tfclient,
 		"tfreq":      tfreq,
+		"tfseq":      tfseq,
 	})
 }
 
@@ -200,10 +201,14 @@ func tfclient() {
 // env:NAME is read from the variable NAME.
 func tfreq() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: tfreq METHOD PATH [NAME=VALUE...]")
+		fmt.Fprintln(os.Stderr, "usage: tfreq METHOD PATH [NAME=VALUE...] (body: $TFREQ_BODY)")
 		os.Exit(2)
 	}
-	req, err := http.NewRequest(os.Args[1], os.Getenv("TRACEFORGE_URL")+os.Args[2], strings.NewReader(`{"messages":[{"role":"user","content":[{"text":"hi"}]}]}`))
+	body := os.Getenv("TFREQ_BODY") // else a body every route can parse
+	if body == "" {
+		body = `{"messages":[{"role":"user","content":[{"text":"hi"}]}]}`
+	}
+	req, err := http.NewRequest(os.Args[1], os.Getenv("TRACEFORGE_URL")+os.Args[2], strings.NewReader(body))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tfreq:", err)
 		os.Exit(1)

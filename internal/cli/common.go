@@ -63,11 +63,14 @@ func commandAfterDash(cmd *cobra.Command, args []string, name string) ([]string,
 // upstreams are the resolved upstream base URLs, one per provider.
 type upstreams map[provider.Name]*url.URL
 
-// all lists them in provider order.
+// all lists them in provider order (a provider without a default that was
+// given none has none).
 func (u upstreams) all() []*url.URL {
 	var out []*url.URL
 	for _, d := range registry.Providers() {
-		out = append(out, u[d.Name])
+		if x := u[d.Name]; x != nil {
+			out = append(out, x)
+		}
 	}
 	return out
 }
@@ -99,8 +102,12 @@ func upstreamFlags(fl *pflag.FlagSet, into map[provider.Name]*string, prefix str
 	for _, d := range registry.Providers() {
 		v := new(string)
 		into[d.Name] = v
+		def := d.DefaultUpstream
+		if def == "" {
+			def = "none"
+		}
 		fl.StringVar(v, d.UpstreamFlag(), "", fmt.Sprintf("%s%s (default $%s, else $%s, else %s)",
-			prefix, d.UpstreamHelp, d.UpstreamEnv(), d.BaseURLEnv, d.DefaultUpstream))
+			prefix, d.UpstreamHelp, d.UpstreamEnv(), d.BaseURLEnv, def))
 	}
 }
 
@@ -110,6 +117,9 @@ func baseURLEnvs(sep string) string {
 	var out []string
 	for _, d := range registry.Providers() {
 		out = append(out, d.BaseURLEnv)
+		for _, v := range d.MoreBaseURLEnv {
+			out = append(out, v.Name)
+		}
 	}
 	return strings.Join(out, sep)
 }
@@ -136,7 +146,11 @@ func providerTitles() string {
 func defaultUpstreams() string {
 	var out []string
 	for _, d := range registry.Providers() {
-		out = append(out, d.Title+": "+d.DefaultUpstream)
+		def := d.DefaultUpstream
+		if def == "" {
+			def = "none, required for its calls"
+		}
+		out = append(out, d.Title+": "+def)
 	}
 	return strings.Join(out, "; ")
 }
@@ -214,8 +228,9 @@ func noCallsHint(w io.Writer, addr string) {
 // resolveUpstreams picks each provider's upstream base URL (DESIGN §11,
 // §12.2): the flag, else TRACEFORGE_<P>_UPSTREAM, else the base URL the
 // provider's SDKs read that is already in the environment
-// (Descriptor.BaseURLEnv — an app pointed at vLLM, a gateway or a remote
-// Ollama is recorded against it), else the provider's default upstream.
+// (Descriptor.BaseURLEnv, then MoreBaseURLEnv without its path — an app
+// pointed at vLLM, a gateway or a remote Ollama is recorded against it),
+// else the provider's default upstream.
 // record and verify --live share it.
 func resolveUpstreams(io *IOStreams, flags map[provider.Name]*string) (upstreams, error) {
 	u := upstreams{}
@@ -232,6 +247,14 @@ func resolveUpstreams(io *IOStreams, flags map[provider.Name]*string) (upstreams
 			if d.ParseBaseURL != nil {
 				v = d.ParseBaseURL(v)
 			}
+		}
+		for _, b := range d.MoreBaseURLEnv {
+			if v == "" {
+				v, from = strings.TrimSuffix(strings.TrimSuffix(io.Getenv(b.Name), "/"), b.Path), b.Name
+			}
+		}
+		if v == "" && d.DefaultUpstream == "" {
+			continue // none: the provider's calls are refused, naming the flag (Azure OpenAI)
 		}
 		if v == "" {
 			v, from = d.DefaultUpstream, "default"

@@ -34,6 +34,9 @@ const (
 	epOllamaChat
 	epOllamaGenerate
 	epOllamaEmbed
+	epVertexCountTokens
+	epVertexPredict
+	epVertexRawPredict
 )
 
 // family is the provider whose error shape and auth rules an endpoint uses.
@@ -48,9 +51,9 @@ const (
 
 func (ep endpoint) family() family {
 	switch ep {
-	case epMessages:
+	case epMessages, epVertexRawPredict:
 		return famAnthropic
-	case epGeminiGenerate, epGeminiStream, epGeminiEmbed, epGeminiBatchEmbed:
+	case epGeminiGenerate, epGeminiStream, epGeminiEmbed, epGeminiBatchEmbed, epVertexCountTokens, epVertexPredict:
 		return famGemini
 	case epOllamaChat, epOllamaGenerate, epOllamaEmbed:
 		return famOllama
@@ -61,9 +64,10 @@ func (ep endpoint) family() family {
 // routed is where a request goes: the endpoint, and the model (Gemini, from
 // the path) or the response id (Responses GET/DELETE).
 type routed struct {
-	ep    endpoint
-	model string
-	id    string
+	ep     endpoint
+	model  string
+	id     string
+	vertex bool // a Vertex AI path (vertex.go)
 }
 
 // geminiMethods maps the method after "models/{model}:" to its endpoint.
@@ -88,6 +92,9 @@ func route(r *http.Request) routed {
 		if id, ok := responseID(rest); ok {
 			return routed{ep: epResponseCancel, id: id}
 		}
+	}
+	if rt, ok := routeVertex(p); ok {
+		return rt
 	}
 	if rt, ok := routeGemini(p); ok {
 		return rt
@@ -186,6 +193,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch fam := c.ep.family(); {
+	case c.rt.vertex && !vertexAuthorized(r):
+		c.failVertexAuth()
+		return
+	case c.rt.vertex:
+	case isAzure(r.URL.Path) && !azureAuthorized(r):
+		c.fail(http.StatusUnauthorized, "401", "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.", "")
+		return
+	case strings.Contains(r.URL.Path, "/openai/deployments/") && r.URL.Query().Get("api-version") == "":
+		c.fail(http.StatusNotFound, "404", "Resource not found", "")
+		return
+	case isAzure(r.URL.Path):
 	case fam == famGemini && !geminiAuthorized(r):
 		c.fail(http.StatusForbidden, "",
 			"Method doesn't allow unregistered callers (callers without established identity). Please use API key or other form of API consumer identity to call this API.", "")
@@ -228,6 +246,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.serveCompletions(body)
 	case epMessages:
 		c.serveMessages(body)
+	case epVertexRawPredict:
+		c.serveVertexRawPredict(body)
+	case epVertexCountTokens:
+		c.serveVertexCountTokens(body)
+	case epVertexPredict:
+		c.serveVertexPredict(body)
 	case epResponses:
 		c.serveResponses(body)
 	case epEmbeddings:
@@ -449,7 +473,7 @@ func (c *call) fail(status int, code, msg, param string) {
 		c.writeJSON(status, ollamaError{Error: msg}, "")
 		return
 	}
-	if c.ep == epMessages {
+	if c.ep == epMessages || c.ep == epVertexRawPredict {
 		c.writeJSON(status, anthropicError{
 			Type:      "error",
 			Error:     anthropicErrorBody{Type: anthropicErrorType(status), Message: msg},

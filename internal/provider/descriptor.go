@@ -32,6 +32,11 @@ type Descriptor struct {
 	// the provider's default (its error shape for calls that do not parse,
 	// its format for a 1.0.0 record that no other format owns).
 	Formats []Format
+	// RoutesFirst: the provider's formats are asked before every other
+	// provider's when a call is routed, because its paths also end like
+	// another's that routes any prefix (Azure OpenAI's
+	// /openai/deployments/{d}/chat/completions ends like OpenAI's).
+	RoutesFirst bool
 
 	// ExchangeRoutes are the provider's routes around the LLM call
 	// (count-tokens, files, vector stores, conversations, response
@@ -58,6 +63,14 @@ type Descriptor struct {
 	// ParseBaseURL turns a BaseURLEnv value into a base URL (OLLAMA_HOST is
 	// host:port); nil = the value is a URL.
 	ParseBaseURL func(string) string
+	// MoreBaseURLEnv are further variables the provider's SDKs read their
+	// base URL from, each with the path those SDKs expect after
+	// traceforge's root instead of VersionPrefix (Vertex AI: google-genai
+	// reads GOOGLE_VERTEX_BASE_URL, BaseURLEnv, while Anthropic's Vertex
+	// clients read ANTHROPIC_VERTEX_BASE_URL, which ends in /v1). COMMAND
+	// gets each; one already set in traceforge's environment, its Path
+	// trimmed, names the upstream when BaseURLEnv is not set.
+	MoreBaseURLEnv []BaseURLVar
 
 	// KeyEnv are the variables --live reads the provider's key from, first
 	// set wins (the Gemini SDKs read GOOGLE_API_KEY, then GEMINI_API_KEY).
@@ -106,6 +119,10 @@ type Descriptor struct {
 	// provider's usage shape for endpoint.
 	Usage func(endpoint string, c map[string]int64) (u TokenUsage, ok bool)
 }
+
+// BaseURLVar is a base-URL variable given to COMMAND: Name points at
+// traceforge's root followed by Path.
+type BaseURLVar struct{ Name, Path string }
 
 // SecretRule is a key pattern (RE2 syntax) named as findings name it;
 // every match contains Prefix.

@@ -422,3 +422,13 @@ func (n noStream) Done() (map[string]any, error) { return nil, n.err }
 type StreamFramingHinter interface {
 	StreamFramingHint() string
 }
+
+// QueryKeyed is the optional capability of a format whose key endpoint
+// carries query parameters of the call (Azure OpenAI's api-version: a call
+// under another API version is another call). registry.RouteURL hands its
+// Route the path followed by those parameters, in KeyQuery's order and
+// encoded ("…/chat/completions?api-version=2024-10-21"); its Route must
+// accept that form, which is also how the key endpoint is stored.
+type QueryKeyed interface {
+	KeyQuery() []string
+}

@@ -53,7 +53,9 @@ func foreignCases() []foreignCase {
 			map[string]string{"Authorization": ""}, "AWS presigned signature", false},
 		{"bedrock-api-key", "POST", "/async-invoke",
 			map[string]string{"Authorization": "Bearer " + bedrockKey}, "Amazon Bedrock API key", false},
-		{"google-oauth", "POST", "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent",
+		// A Vertex AI route is served (the token goes to the Vertex AI
+		// upstream): an unserved route that goes to OpenAI.
+		{"google-oauth", "POST", "/v1/models/list",
 			map[string]string{"Authorization": "Bearer " + googleTok}, "Google OAuth access token", false},
 		// x-goog-api-key and key= go to the Gemini upstream on an unknown
 		// route, except Ollama's /api/ routes.
@@ -61,7 +63,10 @@ func foreignCases() []foreignCase {
 			map[string]string{"Authorization": "", "x-goog-api-key": googleKey}, "Google API key (x-goog-api-key)", false},
 		{"key-query", "GET", "/api/tags?key=" + googleKey,
 			map[string]string{"Authorization": ""}, "Google API key (key= query parameter)", false},
-		{"azure-api-key", "POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+		// An AzureOpenAI client that took OPENAI_BASE_URL as its base URL
+		// (…/v1/deployments/…, an OpenAI route); Azure's own routes go to
+		// the Azure upstream.
+		{"azure-api-key", "POST", "/v1/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
 			map[string]string{"Authorization": "", "api-key": foreignAzureKey}, "Azure OpenAI key (api-key)", true},
 	}
 }

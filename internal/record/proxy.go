@@ -97,11 +97,17 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	r.counts.calls++
 	r.mu.Unlock()
 
-	format, endpoint, llm := registry.Route(req.Method, req.URL.Path) // the one routing of this call
+	format, endpoint, llm := registry.RouteURL(req.Method, req.URL) // the one routing of this call
 	if llm {
 		c.route = format.Provider()
 	} else {
 		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
+	}
+	// A provider without a default upstream (Azure OpenAI) that was given
+	// none cannot take the call: refused, naming the flag.
+	if r.target(req) == nil && r.Upstream(c.route) == nil {
+		r.refuseNoUpstream(w, req, c)
+		return
 	}
 	// A credential of another provider never follows a call to its
 	// upstream (SECURITY.md): on a route no provider serves, where the
@@ -116,11 +122,9 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	exchange := false
 	if !llm {
 		xf, xe, exchange = registry.RouteExchange(req) // a provider's route around the LLM call
-	} else {
-		xf, xe, exchange = registry.ExchangeByBody(format, req.Method, req.URL.Path, body) // a background response
 	}
 	switch {
-	case exchange:
+	case !llm && exchange:
 		r.beginExchange(c, req, xf, xe, body, srcPresent, serr)
 	case !llm:
 		c.skip = true

@@ -311,6 +311,9 @@ func New(cfg Config) (*Recorder, error) {
 	var err error
 	r.upstreams = map[provider.Name]*url.URL{}
 	for _, d := range registry.Providers() {
+		if cfg.Upstreams[d.Name] == "" && d.DefaultUpstream == "" {
+			continue // none given and none by default: its calls are refused (noUpstream)
+		}
 		if r.upstreams[d.Name], err = serve.ParseUpstream(cfg.Upstreams[d.Name], d.DefaultUpstream); err != nil {
 			return nil, fmt.Errorf("%s upstream: %w", d.Name, err)
 		}
@@ -378,10 +381,14 @@ func (b *bufferPool) Get() []byte {
 func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // Upstream returns the base URL calls of provider p are forwarded to
-// (the default provider's for an unknown one: registry.Default).
+// (the default provider's for an unknown one: registry.Default); nil for a
+// provider without a default upstream that was given none (Azure OpenAI).
 func (r *Recorder) Upstream(p provider.Name) *url.URL {
 	if u, ok := r.upstreams[p]; ok {
 		return u
+	}
+	if registry.Provider(p) != nil {
+		return nil
 	}
 	return r.upstreams[registry.Default().Name]
 }

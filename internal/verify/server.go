@@ -194,20 +194,13 @@ func (s *ReplayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // counted). A request that hit before is found in the memo without being
 // parsed again; its Request then has no Body (serving a hit needs none).
 func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, *check.Snapshot, error) {
-	format, endpoint, ok := registry.Route(r.Method, r.URL.Path) // the one routing of this call
+	format, endpoint, ok := registry.RouteURL(r.Method, r.URL) // the one routing of this call
 	if !ok {
 		return s.lookupExchange(r, buf)
 	}
 	body, err := registry.ReadHTTPBodyInto(r, *buf)
 	if err != nil {
 		return nil, nil, err
-	}
-	if xf, xe, ok := registry.ExchangeByBody(format, r.Method, r.URL.Path, body); ok {
-		req, err := registry.ParseExchange(xf, xe, r.URL, body) // a background response (DESIGN §13.4)
-		if err != nil {
-			return nil, nil, err
-		}
-		return req, s.ix.LookupRequest(req), nil
 	}
 	var digest [32]byte
 	if s.memo != nil {

@@ -7,8 +7,8 @@ import (
 )
 
 // TestProvidersDocMatchesDescriptors: docs/providers.md names every
-// provider's folder, base-URL variable, upstream flag and default, and key
-// variables, as the descriptors define them.
+// provider's folder, base-URL variables, upstream flag and default (or
+// that it has none), and key variables, as the descriptors define them.
 func TestProvidersDocMatchesDescriptors(t *testing.T) {
 	data, err := os.ReadFile("../../../docs/providers.md")
 	if err != nil {
@@ -16,8 +16,14 @@ func TestProvidersDocMatchesDescriptors(t *testing.T) {
 	}
 	doc := string(data)
 	for _, d := range Providers() {
-		want := []string{"`" + string(d.Name) + "/`", "`" + d.BaseURLEnv + "=http://127.0.0.1:PORT" + d.VersionPrefix + "`",
-			"`--" + d.UpstreamFlag() + "` (`" + d.DefaultUpstream + "`)"}
+		def := "`--" + d.UpstreamFlag() + "` (`" + d.DefaultUpstream + "`)"
+		if d.DefaultUpstream == "" {
+			def = "`--" + d.UpstreamFlag() + "` (none: required when used)"
+		}
+		want := []string{"`" + string(d.Name) + "/`", "`" + d.BaseURLEnv + "=http://127.0.0.1:PORT" + d.VersionPrefix + "`", def}
+		for _, v := range d.MoreBaseURLEnv {
+			want = append(want, "`"+v.Name+"=http://127.0.0.1:PORT"+v.Path+"`")
+		}
 		for _, k := range d.KeyEnv {
 			want = append(want, "`"+k+"`")
 		}

@@ -14,6 +14,9 @@ func TestEnvAndExports(t *testing.T) {
 		"GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9",
 		"OLLAMA_HOST=http://127.0.0.1:9",
 		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:9",
+		"GOOGLE_VERTEX_BASE_URL=http://127.0.0.1:9",
+		"ANTHROPIC_VERTEX_BASE_URL=http://127.0.0.1:9/v1",
+		"AZURE_OPENAI_ENDPOINT=http://127.0.0.1:9",
 		"TRACEFORGE_URL=http://127.0.0.1:9",
 	}
 	if got := CommandEnv("127.0.0.1:9"); !reflect.DeepEqual(got, want) {

@@ -11,6 +11,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/provider/vertex"
 	"github.com/traceforge/traceforge/internal/schema"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/source"
@@ -45,8 +46,8 @@ func TestFormatsAreConsistent(t *testing.T) {
 		if !ok || !slices.Contains(defs, name) || !schema.Has(ptr) {
 			t.Errorf("%s: RecordSchema %q is not a definition of snapshot-file.schema.json", id, ptr)
 		}
-		if f.Provider() == provider.Gemini || f.Provider() == provider.Ollama || f.Provider() == bedrock.Name {
-			continue // their own rules: TestNativeFormats
+		if f.Provider() == provider.Gemini || f.Provider() == provider.Ollama || f.Provider() == bedrock.Name || f.Provider() == vertex.Name {
+			continue // their own rules: TestNativeFormats, TestCloudRoutes
 		}
 		if f.StreamContentType() != provider.SSEContentType {
 			t.Errorf("%s: format 1.0.0 formats stream SSE, got %q", id, f.StreamContentType())
@@ -56,7 +57,7 @@ func TestFormatsAreConsistent(t *testing.T) {
 			t.Errorf("%s: LiveBody = %v (input now %v); want the request without stream fields", id, live, req)
 		}
 		// An SSE call streams iff "stream": true; embeddings never stream.
-		wantStream := f.Endpoint() != "/v1/embeddings"
+		wantStream := !strings.HasSuffix(string(f.Endpoint()), "/embeddings")
 		if f.Streams("", map[string]any{"stream": true}) != wantStream || f.Streams("", map[string]any{"stream": "true"}) || f.Streams("", map[string]any{}) {
 			t.Errorf("%s: streams iff \"stream\": true (embeddings never)", id)
 		}
@@ -102,12 +103,13 @@ func TestNativeFormats(t *testing.T) {
 	}
 }
 
-// TestUsageInjectionIsACapability: only chat and completions let the proxy
-// ask for usage (DESIGN §12.9 item 1), and IncludesUsage reads the option.
+// TestUsageInjectionIsACapability: only chat and completions (OpenAI's and
+// Azure OpenAI's) let the proxy ask for usage (DESIGN §12.9 item 1), and IncludesUsage reads the option.
 func TestUsageInjectionIsACapability(t *testing.T) {
 	for _, f := range registry.Formats() {
 		inj, ok := f.(provider.UsageInjector)
-		want := f.Endpoint() == provider.ChatCompletions || f.Endpoint() == provider.Completions
+		e := string(f.Endpoint())
+		want := strings.HasSuffix(e, "/chat/completions") || strings.HasSuffix(e, "/completions") && f.Provider() != vertex.Name
 		if ok != want {
 			t.Errorf("%s %s: UsageInjector = %v, want %v", f.Provider(), f.Endpoint(), ok, want)
 		}

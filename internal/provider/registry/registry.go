@@ -13,16 +13,19 @@ package registry
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/secret"
 
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/anthropic"
+	"github.com/traceforge/traceforge/internal/provider/azure"
 	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/provider/gemini"
 	"github.com/traceforge/traceforge/internal/provider/ollama"
 	"github.com/traceforge/traceforge/internal/provider/openai"
+	"github.com/traceforge/traceforge/internal/provider/vertex"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -34,15 +37,22 @@ var providers = []*provider.Descriptor{
 	gemini.Descriptor,
 	ollama.Descriptor,
 	bedrock.Descriptor,
+	vertex.Descriptor,
+	azure.Descriptor,
 }
 
 // formats is every provider's formats, in lookup order: Route asks each in
-// turn, and among the formats of one provider the first is the provider's
-// default (ForRecord, ForProvider).
+// turn — the formats of providers with RoutesFirst (Azure OpenAI, whose
+// paths end like OpenAI's) before the others —, and among the formats of
+// one provider the first is the provider's default (ForRecord, ForProvider).
 var formats = func() []provider.Format {
 	var out []provider.Format
-	for _, d := range providers {
-		out = append(out, d.Formats...)
+	for _, first := range []bool{true, false} {
+		for _, d := range providers {
+			if d.RoutesFirst == first {
+				out = append(out, d.Formats...)
+			}
+		}
 	}
 	return out
 }()
@@ -82,18 +92,52 @@ func Formats() []provider.Format { return formats }
 
 // Route returns the format that owns an HTTP call and its key endpoint. Any
 // path prefix is allowed (base URLs keep their path); a query string or
-// fragment is ignored. Unowned calls (moderations, images, GET
+// fragment is ignored (RouteURL hands the parameters that join a key to
+// the formats that ask for them). Unowned calls (moderations, images, GET
 // routes, …) are ok=false.
 func Route(method, path string) (provider.Format, provider.Endpoint, bool) {
 	if i := strings.IndexAny(path, "?#"); i >= 0 {
 		path = path[:i]
 	}
+	return route(method, path, nil)
+}
+
+// RouteURL is Route for a call's URL: a format whose key endpoint carries
+// query parameters (provider.QueryKeyed: Azure OpenAI's api-version) gets
+// the path followed by those of u's parameters, encoded in its order.
+// Record and replay route every call this way.
+func RouteURL(method string, u *url.URL) (provider.Format, provider.Endpoint, bool) {
+	return route(method, u.Path, u.Query())
+}
+
+func route(method, path string, q url.Values) (provider.Format, provider.Endpoint, bool) {
 	for _, f := range formats {
-		if e, ok := f.Route(method, path); ok {
+		p := path
+		if qk, ok := f.(provider.QueryKeyed); ok && q != nil {
+			p += keyQuery(qk.KeyQuery(), q)
+		}
+		if e, ok := f.Route(method, p); ok {
 			return f, e, true
 		}
 	}
 	return nil, "", false
+}
+
+// keyQuery is "?name=value&…" for each of names that q holds (its first
+// value), "" when it holds none.
+func keyQuery(names []string, q url.Values) string {
+	var b strings.Builder
+	for _, n := range names {
+		if v := q.Get(n); v != "" {
+			if b.Len() == 0 {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.Values{n: {v}}.Encode())
+		}
+	}
+	return b.String()
 }
 
 // ForProvider returns the provider's default format (its first in the
@@ -192,7 +236,10 @@ func ErrorFormat(r *http.Request) provider.Format {
 }
 
 // UpstreamOf is the provider whose upstream a call goes to (DESIGN §12.9
-// item 8): the routed format's; else /api/… goes to Ollama; a request with
+// item 8): the routed format's; else /api/… goes to Ollama; a Vertex AI
+// resource path (…/projects/{p}/locations/{l}/…, …/publishers/…/models/…)
+// to Vertex AI; …/openai/deployments/… and …/openai/v1/… to Azure OpenAI;
+// a request with
 // an x-goog-api-key header, a key= query parameter, a /v1beta/ or
 // /v1alpha/ segment, or a …/v1/models/X:method path goes to Gemini; else
 // Anthropic when it carries anthropic-version, else OpenAI (DESIGN §11).
@@ -203,6 +250,12 @@ func UpstreamOf(r *http.Request) provider.Name {
 	}
 	if strings.HasPrefix(path, "/api/") {
 		return provider.Ollama
+	}
+	if vertex.IsPath(path) {
+		return vertex.Name
+	}
+	if strings.Contains(path, "/openai/deployments/") || strings.Contains(path, "/openai/v1/") {
+		return azure.Name
 	}
 	if r.Header.Get("x-goog-api-key") != "" || r.URL.Query().Has("key") ||
 		strings.Contains(path+"/", "/v1beta/") || strings.Contains(path+"/", "/v1alpha/") {
@@ -225,7 +278,7 @@ func Served() string {
 	for _, f := range formats {
 		out = append(out, "…"+string(f.Endpoint()))
 	}
-	return "POST " + strings.Join(out, ", ") + " (Gemini also :streamGenerateContent and :batchEmbedContents, under v1, v1beta or v1alpha)"
+	return "POST " + strings.Join(out, ", ") + " (Gemini also :streamGenerateContent and :batchEmbedContents, under v1, v1beta or v1alpha; Vertex AI also :streamGenerateContent and :streamRawPredict, under v1 or v1beta1, and express mode's /v1/publishers/google/models/…; Azure OpenAI also /openai/v1/{chat/completions,embeddings} and ?api-version=…)"
 }
 
 // UnknownPath explains why method and path are not a recorded call: the
@@ -246,7 +299,7 @@ func UnknownPath(method, path string) string {
 }
 
 // baseURLs says which base URLs carry /v1 (DESIGN §6, §12.2).
-const baseURLs = "OPENAI_BASE_URL ends in /v1; ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL and OLLAMA_HOST do not"
+const baseURLs = "OPENAI_BASE_URL and ANTHROPIC_VERTEX_BASE_URL end in /v1; ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL, AZURE_OPENAI_ENDPOINT and OLLAMA_HOST do not"
 
 func routes(method, path string) bool {
 	_, _, ok := Route(method, path)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/azure"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 )
 
@@ -29,7 +30,7 @@ func TestRoute(t *testing.T) {
 		{"POST", "/v1/embeddings", provider.OpenAI, "/v1/embeddings", true},
 		{"POST", "/v1/moderations", "", "", false},
 		{"POST", "/v1/responses", provider.OpenAI, "/v1/responses", true},
-		{"POST", "/openai/v1/responses", provider.OpenAI, "/v1/responses", true},
+		{"POST", "/openai/v1/responses", azure.Name, "/openai/v1/responses", true}, // Azure OpenAI's route wins (RoutesFirst)
 		{"GET", "/v1/responses/resp_1", "", "", false},
 		{"DELETE", "/v1/responses/resp_1", "", "", false},
 		{"POST", "/v1/responses/resp_1/cancel", "", "", false},
