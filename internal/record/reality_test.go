@@ -143,7 +143,7 @@ func runReality(t *testing.T, c realityCase) (reply, map[string]any, reply) {
 	storedJSON, _ := json.Marshal(rec["request"])
 	_ = json.Unmarshal(storedJSON, &stored)
 	_ = json.Unmarshal([]byte(c.request), &appReq)
-	if _, asked := appReq["stream_options"]; !asked {
+	if appReq["stream_options"] == nil {
 		delete(sent, "stream_options") // include_usage, added to read the tokens
 	}
 	for _, m := range []map[string]any{sent, appReq} {
@@ -212,6 +212,9 @@ func TestRealRequestShapesRecord(t *testing.T) {
 		{name: "null-valued optional message members", path: "/v1/chat/completions", answer: "openai_answer.json", exact: true,
 			request:   `{"model":"gpt-4o-mini","temperature":0,"max_tokens":64,"seed":7,"tool_choice":null,"user":null,"messages":[{"role":"system","content":"Be brief.","name":null},{"role":"user","content":"Weather in Paris?","name":null,"tool_calls":null},{"role":"assistant","content":null,"name":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"sunny","name":null,"tool_calls":null}]}`,
 			replayHas: []string{"It is sunny in Paris."}},
+		{name: "null-valued optional message members, streamed", path: "/v1/chat/completions", answer: "openai_usage_added.sse",
+			request:   `{"model":"gpt-4o-mini","temperature":0,"max_tokens":64,"seed":7,"stream":true,"stream_options":null,"messages":[{"role":"user","content":"Capital of France?","name":null,"tool_calls":null},{"role":"assistant","content":"Let me think.","name":null,"tool_calls":null,"function_call":null},{"role":"user","content":"Go on.","name":null}]}`,
+			replayHas: []string{"Paris."}},
 		{name: "mistral content as an array of parts", path: "/v1/chat/completions", answer: "mistral_content_parts.json", exact: true,
 			request:   `{"model":"magistral-medium-2509","temperature":0,"max_tokens":256,"seed":7,"safe_prompt":false,"messages":[{"role":"user","content":[{"type":"text","text":"Capital of France?"}]}]}`,
 			replayHas: []string{"The user asks for the capital of France.", `"Paris."`}},
@@ -260,6 +263,7 @@ func TestNondeterminismIsJudgedOnMeaning(t *testing.T) {
 		{"openai tool call, usage and argument spelling differ", "/v1/chat/completions", openaiReq, []string{"openai_tools_cache_1.json", "openai_tools_cache_2.json"}, false},
 		{"anthropic cache write then read", "/v1/messages", anthropicReq, []string{"anthropic_cache_write.json", "anthropic_cache_read.json"}, false},
 		{"anthropic answer that says something else", "/v1/messages", anthropicReq, []string{"anthropic_cache_write.json", "anthropic_cache_other.json"}, true},
+		{"anthropic stream, then the same stream from the cache", "/v1/messages", strings.Replace(anthropicReq, `"temperature":0,`, `"temperature":0,"stream":true,`, 1), []string{"anthropic_answer.sse", "anthropic_answer_cached.sse"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			up := newRealityUpstream(t, c.answers...)
@@ -302,6 +306,12 @@ func TestNondeterminismIsJudgedOnMeaning(t *testing.T) {
 				t.Fatalf("replay: %d (upstream asked: %v)", rr.status, up.count() != before)
 			}
 			p2.finish()
+			if strings.HasSuffix(c.answers[0], ".sse") {
+				if first, replayed := sseData(first.body), sseData(rr.body); len(replayed) == 0 || !strings.Contains(strings.Join(replayed, ""), "Comment puis-je") || len(first) == 0 {
+					t.Fatalf("replayed stream:\n%s", rr.body)
+				}
+				return
+			}
 			sameJSON(t, "the replayed answer", first.body, rr.body)
 		})
 	}
