@@ -1,6 +1,7 @@
 package fakeupstream
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -45,18 +46,8 @@ type geminiRequest struct {
 	Model             string          `json:"model"`
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
-	Tools             []struct {
-		FunctionDeclarations []struct {
-			Name                 string          `json:"name"`
-			Parameters           json.RawMessage `json:"parameters"`
-			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
-			// The API parses proto JSON, which accepts a field's original
-			// proto name beside its lowerCamelCase one; the Python SDK
-			// (google-genai) sends this one in snake_case.
-			ParametersJSONSchemaProto json.RawMessage `json:"parameters_json_schema"`
-		} `json:"functionDeclarations"`
-	} `json:"tools"`
-	ToolConfig *struct {
+	Tools             geminiToolList     `json:"tools"`
+	ToolConfig        *struct {
 		FunctionCallingConfig *struct {
 			Mode                 string   `json:"mode"`
 			AllowedFunctionNames []string `json:"allowedFunctionNames"`
@@ -69,6 +60,39 @@ type geminiRequest struct {
 			ThinkingBudget  *int `json:"thinkingBudget"`
 		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
+}
+
+type geminiTool struct {
+	FunctionDeclarations []struct {
+		Name                 string          `json:"name"`
+		Parameters           json.RawMessage `json:"parameters"`
+		ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		// The API parses proto JSON, which accepts a field's original
+		// proto name beside its lowerCamelCase one; the Python SDK
+		// (google-genai) sends this one in snake_case.
+		ParametersJSONSchemaProto json.RawMessage `json:"parameters_json_schema"`
+	} `json:"functionDeclarations"`
+}
+
+// geminiToolList reads "tools" as the API does: an array of Tool objects, or
+// one Tool object (DESIGN §13.3).
+type geminiToolList []geminiTool
+
+func (t *geminiToolList) UnmarshalJSON(b []byte) error {
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
+		var one geminiTool
+		if err := json.Unmarshal(trimmed, &one); err != nil {
+			return err
+		}
+		*t = geminiToolList{one}
+		return nil
+	}
+	var many []geminiTool
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*t = many
+	return nil
 }
 
 // decodeGemini decodes a Gemini request body into req; false when it

@@ -265,3 +265,21 @@ func TestGoogleJSON(t *testing.T) {
 		t.Fatalf("does not decode back: %v %v", err, back)
 	}
 }
+
+// TestGeminiToolsAsOneObject: the API takes "tools" as one Tool object as
+// well as an array (DESIGN §13.3); the fake answers both alike.
+func TestGeminiToolsAsOneObject(t *testing.T) {
+	s := start(t, Options{})
+	asArray := `{"contents":[{"role":"user","parts":[{"text":"What is the weather in Paris?"}]}],` + geminiTools + `}`
+	asObject := strings.Replace(strings.Replace(asArray, `"tools":[{`, `"tools":{`, 1), `}]}]}`, `}]}}`, 1)
+	if asObject == asArray || !strings.Contains(asObject, `"tools":{"functionDeclarations"`) {
+		t.Fatalf("no object form: %s", asObject)
+	}
+	_, a := do(t, s.URL+"/v1beta/models/gemini-2.5-flash:generateContent", asArray, geminiAuth)
+	_, o := do(t, s.URL+"/v1beta/models/gemini-2.5-flash:generateContent", asObject, geminiAuth)
+	fa := get(t, obj(t, a), "candidates", 0, "content", "parts", 0, "functionCall")
+	fo := get(t, obj(t, o), "candidates", 0, "content", "parts", 0, "functionCall")
+	if get(t, fo, "name") != "get_weather" || !jsonEqual(t, fa, fo) {
+		t.Fatalf("array: %s\nobject: %s", a, o)
+	}
+}
