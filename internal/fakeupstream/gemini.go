@@ -46,7 +46,7 @@ type geminiRequest struct {
 	Model             string          `json:"model"`
 	Contents          []geminiContent `json:"contents"`
 	SystemInstruction *geminiContent  `json:"systemInstruction"`
-	Tools             geminiToolList     `json:"tools"`
+	Tools             geminiToolList  `json:"tools"`
 	ToolConfig        *struct {
 		FunctionCallingConfig *struct {
 			Mode                 string   `json:"mode"`
