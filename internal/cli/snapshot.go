@@ -7,6 +7,7 @@ import (
 	stdio "io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/finding"
 	"github.com/traceforge/traceforge/internal/project"
+	pv "github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/render"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/verify"
@@ -89,6 +91,12 @@ type listRow struct {
 	LatencyMS int64  `json:"latency_ms"`
 	File      string `json:"file"`
 	Valid     bool   `json:"valid"`
+	// Exchange is an exchange record's endpoint ("GET /v1/files/f1") and
+	// Status its answer's HTTP status (DESIGN §13.4); an exchange has no
+	// model and no tokens.
+	Exchange   string `json:"exchange,omitempty"`
+	Status     int    `json:"status,omitempty"`
+	Occurrence int    `json:"occurrence,omitempty"`
 }
 
 func listRun(o *listOptions) error {
@@ -102,8 +110,13 @@ func listRun(o *listOptions) error {
 	rows := make([]listRow, 0, len(set.Snapshots))
 	for _, s := range set.Snapshots {
 		model, _ := s.Record.Request["model"].(string)
-		rows = append(rows, listRow{ID: s.Record.ID, Provider: s.Provider, Model: model, Source: s.Record.Source.Display(),
-			Tokens: s.Record.Response.TokensUsed, LatencyMS: s.Record.Response.LatencyMS, File: path.Join(display, s.Rel), Valid: s.Errors == 0})
+		row := listRow{ID: s.Record.ID, Provider: s.Provider, Model: model, Source: s.Record.Source.Display(),
+			Tokens: s.Record.Response.TokensUsed, LatencyMS: s.Record.Response.LatencyMS, File: path.Join(display, s.Rel), Valid: s.Errors == 0,
+			Occurrence: s.Record.Occurrence}
+		if _, _, ok := pv.SplitExchangeEndpoint(pv.Endpoint(s.Record.Endpoint)); ok {
+			row.Exchange, row.Status = s.Record.Endpoint, s.Record.Response.Status
+		}
+		rows = append(rows, row)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
 	if o.Format == "json" {
@@ -125,7 +138,16 @@ func listRun(o *listOptions) error {
 		if !r.Valid {
 			mark = "  (invalid: run traceforge verify)"
 		}
-		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\t%d\t%dms%s\n", r.ID, r.Provider, r.Model, r.Source, r.Tokens, r.LatencyMS, mark)
+		what, tokens := r.Model, strconv.FormatInt(r.Tokens, 10)
+		if r.Exchange != "" {
+			// An exchange: its route and status where a call has its model,
+			// and no tokens.
+			what, tokens = fmt.Sprintf("%s → %d", r.Exchange, r.Status), "-"
+		}
+		if r.Occurrence > 0 {
+			what += fmt.Sprintf(" (#%d)", r.Occurrence+1)
+		}
+		fmt.Fprintf(rw, "%s\t%s\t%s\t%s\t%s\t%dms%s\n", r.ID, r.Provider, what, r.Source, tokens, r.LatencyMS, mark)
 	}
 	if err := rw.Flush(); err != nil {
 		return err
@@ -208,6 +230,29 @@ func showRun(o *showOptions) error {
 	fmt.Fprintf(out, "status:     %s\n", status)
 	for _, p := range problems {
 		fmt.Fprintf(out, "  %s %s: %s\n", p.Severity, p.Pointer, p.Message)
+	}
+	if r.Occurrence > 0 {
+		fmt.Fprintf(out, "occurrence: %d (identical requests of the run are answered in turn)\n", r.Occurrence+1)
+	}
+	if _, _, ok := pv.SplitExchangeEndpoint(pv.Endpoint(r.Endpoint)); ok {
+		// An exchange (DESIGN §13.4): no tokens, no text, the answer as sent.
+		fmt.Fprintf(out, "exchange:   status %d\nlatency:    %dms\n", r.Response.Status, r.Response.LatencyMS)
+		req, _ := snapshot.MarshalPretty(r.Request)
+		fmt.Fprintf(out, "\nrequest:\n%s", indentBlock(string(req)))
+		resp := map[string]any{}
+		if raw, ok := r.Raw["response"].(map[string]any); ok {
+			for k, v := range raw {
+				if k != "status" && k != "latency_ms" {
+					resp[k] = v
+				}
+			}
+		}
+		body, _ := snapshot.MarshalPretty(resp)
+		fmt.Fprintf(out, "\nresponse:\n%s", indentBlock(string(body)))
+		if problems.Errors() > 0 {
+			return silentFail(ExitFailed)
+		}
+		return nil
 	}
 	fmt.Fprintf(out, "tokens:     %d\nlatency:    %dms\nfinish:     %s\n", r.Response.TokensUsed, r.Response.LatencyMS, r.Response.FinishReason)
 	req, _ := snapshot.MarshalPretty(r.Request)

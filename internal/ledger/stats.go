@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/result"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -28,6 +30,16 @@ func ValidGrouping(by string) bool {
 
 // groupKey is the value entry e is grouped under.
 func groupKey(e *Entry, by string) string {
+	if pattern, ok := registry.ExchangePattern(provider.Name(e.Provider), provider.Endpoint(e.Endpoint)); ok {
+		// An exchange (DESIGN §13.4) has no model and no tokens: the
+		// exchanges group apart, by route under --by endpoint.
+		switch by {
+		case "endpoint":
+			return e.Provider + " exchange " + pattern
+		case "model":
+			return "(exchanges)"
+		}
+	}
 	switch by {
 	case "provider":
 		return e.Provider

@@ -275,6 +275,22 @@ func (x *Exchange) Owns(e Endpoint) bool {
 	return ok && got == r
 }
 
+// Pattern is the pattern of the route a stored endpoint matches:
+// "GET /v1/responses/{id}" for "GET /v1/responses/resp_1".
+func (x *Exchange) Pattern(e Endpoint) (string, bool) {
+	m, path, ok := SplitExchangeEndpoint(e)
+	if !ok {
+		return "", false
+	}
+	for i := range x.routes {
+		r := &x.routes[i]
+		if got, ok := matchExchange(x.routes[i:i+1], m, path, func(*ExchangeRoute) bool { return true }); ok && got == path {
+			return m + " " + r.Path, true
+		}
+	}
+	return "", false
+}
+
 func (x *Exchange) OwnsRecord(map[string]any) bool      { return false }
 func (x *Exchange) Streams(string, map[string]any) bool { return false }
 func (x *Exchange) NormalizeStored(map[string]any)      {}

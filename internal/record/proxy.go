@@ -122,9 +122,11 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	exchange := false
 	if !llm {
 		xf, xe, exchange = registry.RouteExchange(req) // a provider's route around the LLM call
+	} else {
+		xf, xe, exchange = registry.ExchangeByBody(format, req.Method, req.URL.Path, body) // a background response
 	}
 	switch {
-	case !llm && exchange:
+	case exchange:
 		r.beginExchange(c, req, xf, xe, body, srcPresent, serr)
 	case !llm:
 		c.skip = true

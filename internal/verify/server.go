@@ -202,6 +202,13 @@ func (s *ReplayServer) lookup(r *http.Request, buf *[]byte) (*provider.Request, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if xf, xe, ok := registry.ExchangeByBody(format, r.Method, r.URL.Path, body); ok {
+		req, err := registry.ParseExchange(xf, xe, r.URL, body) // a background response (DESIGN §13.4)
+		if err != nil {
+			return nil, nil, err
+		}
+		return req, s.ix.LookupRequest(req), nil
+	}
 	var digest [32]byte
 	if s.memo != nil {
 		digest = replay.RequestDigest(r.Method, r.URL.Path, r.Header, body)

@@ -90,3 +90,14 @@ func ExchangeByBody(f provider.Format, method, path string, body []byte) (provid
 	}
 	return x, e, true
 }
+
+// ExchangePattern is the route pattern of an exchange endpoint of provider
+// p, "GET /v1/responses/{id}" for "GET /v1/responses/resp_1" (stats group
+// exchanges by it); ok is false for an endpoint that is no exchange of p.
+func ExchangePattern(p provider.Name, e provider.Endpoint) (string, bool) {
+	x := exchanges[p]
+	if x == nil {
+		return "", false
+	}
+	return x.Pattern(e)
+}
