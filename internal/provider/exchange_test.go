@@ -58,7 +58,7 @@ func TestExchangeBodyKinds(t *testing.T) {
 		{[]byte(`{"model":"m","input":"hi"}`), "body"},
 		{[]byte(`[1,2]`), "body"},
 		{[]byte(`{"id":12345678901234567890}`), "body_text"}, // beyond 2^53: kept as written
-		{[]byte(`{"a":1,"a":2}`), "body_text"},              // not one JSON value snapshots hold
+		{[]byte(`{"a":1,"a":2}`), "body_text"},               // not one JSON value snapshots hold
 		{[]byte("purpose=assistants"), "body_text"},
 		{multipart, "body_b64"},
 	} {

@@ -365,9 +365,6 @@ func geminiCheckEmbedding(ptr string, v any) error {
 	return nil
 }
 
-// errNoStream: embeddings have no stream to assemble or synthesize.
-var errNoStream = fmt.Errorf("%w: Gemini embeddings do not stream", ErrMalformed)
-
 // errGeminiNoStream: embeddings have no stream to assemble or synthesize.
 var errGeminiNoStream = fmt.Errorf("%w: Gemini embeddings do not stream", ErrMalformed)
 

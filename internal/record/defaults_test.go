@@ -233,7 +233,9 @@ func TestRecordDefaultsKeepPresentValues(t *testing.T) {
 }
 
 // sendRaw posts body verbatim, with a source header and an OpenAI key.
-func sendRaw(url, body string) (reply, error) { return sendRawKey(url, body, "Authorization", "Bearer "+testKey) }
+func sendRaw(url, body string) (reply, error) {
+	return sendRawKey(url, body, "Authorization", "Bearer "+testKey)
+}
 
 // sendRawKey posts body verbatim with a source header and the key header.
 func sendRawKey(url, body, keyHeader, key string) (reply, error) {

@@ -58,18 +58,6 @@ func SHA256Prefixed(b []byte) string {
 	return string(out[:])
 }
 
-// canonicalHash is SHA256Prefixed(Canonical(v)) without a copy of the
-// canonical bytes: they are hashed in Canonical's pooled buffer.
-func canonicalHash(v any) (string, error) {
-	bp, b, err := scratchCanonical(v)
-	if err != nil {
-		return "", err
-	}
-	h := SHA256Prefixed(b)
-	releaseCanonical(bp, b)
-	return h, nil
-}
-
 // RecordHash is "sha256:" + hex(sha256(JCS(record without "hash"))). The
 // members are canonicalized as the object they form without copying the map
 // (appendCanonicalWithout), in Canonical's pooled buffer.

@@ -77,7 +77,7 @@ func TestRecordAndFileHashes(t *testing.T) {
 	if !bytes.Equal(again, data) {
 		t.Error("re-marshalling a read file must give the same bytes")
 	}
-	if !bytes.HasPrefix(data, []byte("{\n  \"version\": \"" + Version + "\",\n  \"snapshots\": [\n    {\n      \"id\":")) {
+	if !bytes.HasPrefix(data, []byte("{\n  \"version\": \""+Version+"\",\n  \"snapshots\": [\n    {\n      \"id\":")) {
 		t.Errorf("key order wrong:\n%s", data)
 	}
 }
