@@ -17,6 +17,10 @@
 //                 §12.8, §12.9 item 3: "normalize" in .traceforge.json, read
 //                 from the folder's parent or --config), whose names that
 //                 changed the key must equal the record's key_normalizers;
+//                 an exchange record (endpoint "METHOD /route", 1.2.0) is
+//                 keyed by its stored request as it is, no normalizer; a
+//                 record with "occurrence" n (1.2.0) has the key
+//                 sha256(JCS({key, occurrence: n})) of its request's key;
 //   id          = first 12 hex characters of the key (= the file name);
 //   defaults_applied (1.2.0, optional) = the JSON pointers the project's
 //                 request defaults set in "request" before it was sent: each
@@ -91,7 +95,14 @@ function responsesKeyRequest(r, parent) {
   return r;
 }
 
+// isExchange: an exchange record's endpoint is "METHOD /route" (format
+// 1.2.0, DESIGN §13.4); its key request is the stored request itself
+// (method, path, query, body…), no key normalizer applies, and it has no
+// lineage.
+export const isExchange = (endpoint) => /^[A-Z]+ \//.test(endpoint);
+
 export function keyRequest(provider, request, endpoint, parent) {
+  if (isExchange(endpoint)) return request;
   if (provider === 'gemini') return request; // no key-only rules: streaming is in the path
   let r = Object.fromEntries(Object.entries(request).filter(([k]) => k !== 'stream' && k !== 'stream_options'));
   if (endpoint === '/v1/responses') return responsesKeyRequest(r, parent);
@@ -265,7 +276,7 @@ export function applyNormalizers(request, rules) {
 // keyObject is the key object and the names of the declared normalizers
 // that changed it; parent is the record's lineage.parent_id (Responses chains).
 export function keyObject(provider, endpoint, request, headers, parent, rules = []) {
-  const { request: kr, applied } = applyNormalizers(keyRequest(provider, request, endpoint, parent), rules);
+  const { request: kr, applied } = applyNormalizers(keyRequest(provider, request, endpoint, parent), isExchange(endpoint) ? [] : rules);
   const obj = { provider, endpoint, request: kr };
   if (isObject(headers) && Object.keys(headers).length > 0) obj.headers = headers;
   return { obj, applied };
@@ -306,6 +317,7 @@ function responsesLineage(provider, endpoint, request, headers, stored, rules) {
 }
 
 export function lineage(provider, endpoint, request, headers, stored, rules = []) {
+  if (isExchange(endpoint)) return null;
   if (endpoint === '/v1/responses') return responsesLineage(provider, endpoint, request, headers, stored, rules);
   const msgs = Array.isArray(request.messages) ? request.messages : [];
   let last = -1;
@@ -377,7 +389,10 @@ export function checkFolder(dir, configFile) {
       const ep = endpointOf(provider, rec);
       if (doc.version !== '1.0.0' && typeof rec.endpoint !== 'string') problems.push(`${rel}: format ${doc.version} records need an "endpoint"`);
       const { obj: keyObj, applied } = keyObject(provider, ep, rec.request, headers, rec.lineage?.parent_id, rules);
-      const key = sha256hex(canonicalize(keyObj));
+      let key = sha256hex(canonicalize(keyObj));
+      // A later occurrence of an identical request (format 1.2.0, DESIGN
+      // §13.4): sha256(JCS({key, occurrence})).
+      if (rec.occurrence !== undefined) key = sha256hex(canonicalize({ key, occurrence: rec.occurrence }));
       const id = key.slice(0, 12);
       differ(rel, 'key_normalizers', canonicalize(rec.key_normalizers ?? []), canonicalize(applied));
       for (const ptr of rec.defaults_applied ?? []) {

@@ -67,7 +67,9 @@ func keyRequest(p string, e provider.Endpoint, request map[string]any, kc *provi
 func formatKeyRequest(f provider.Format, request map[string]any, kc *provider.KeyContext) (map[string]any, []string) {
 	kr := f.KeyRequest(request, kc)
 	var applied []string
-	if kc != nil && kc.Normalize != nil {
+	// An exchange is keyed by exactly what was sent (DESIGN §13.4): the
+	// declared key normalizers are for LLM requests.
+	if kc != nil && kc.Normalize != nil && !provider.IsExchange(f) {
 		kr, applied = kc.Normalize.NormalizeKey(kr)
 	}
 	return kr, applied

@@ -1,0 +1,87 @@
+package hashcheck_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/traceforge/traceforge/internal/fakeupstream"
+	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
+)
+
+// TestNodeAgreesOnExchanges: exchange records (format 1.2.0: endpoint
+// "METHOD /route", the request as sent, a status; polls as occurrences,
+// keyed sha256(JCS({key, occurrence}))) recorded through the proxy hash
+// the same in Node; an occurrence changed and resealed is caught.
+func TestNodeAgreesOnExchanges(t *testing.T) {
+	t.Parallel()
+	node(t)
+	fake := httptest.NewServer(fakeupstream.New(fakeupstream.Options{}))
+	defer fake.Close()
+	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
+	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", ManifestInterval: -1,
+		Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	do := func(method, path, body string, hdr ...string) []byte {
+		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader([]byte(body)))
+		req.Header.Set("Authorization", "Bearer sk-test")
+		req.Header.Set("X-Traceforge-Source", "app.py:7:main")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return b
+	}
+	do("POST", "/v1/responses/input_tokens", `{"model":"gpt-4.1-mini","input":"count me"}`)
+	do("POST", "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, "x-api-key", "k", "anthropic-version", "2023-06-01")
+	var created struct{ ID string }
+	_ = json.Unmarshal(do("POST", "/v1/responses", `{"model":"gpt-4.1-mini","input":"later","background":true,"temperature":0,"max_output_tokens":16}`), &created)
+	for i := 0; i < 3; i++ {
+		do("GET", "/v1/responses/"+created.ID+"?include[]=usage", "")
+	}
+	srv.Close()
+	if s := rec.Finish(); s.Failed() || s.Exchanges != 6 {
+		t.Fatalf("record: %d exchanges, failed %v: %v", s.Exchanges, s.Failed(), s.Problems)
+	}
+	mustAgree(t, dir)
+
+	// The third poll claims to be the second: its id no longer follows.
+	files, _ := filepath.Glob(filepath.Join(dir, "openai", "*.json"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		v, _ := snapshot.Decode(data)
+		doc := v.(map[string]any)
+		r := doc["snapshots"].([]any)[0].(map[string]any)
+		if n, _ := snapshot.Int64(r["occurrence"]); n != 2 {
+			continue
+		}
+		r["occurrence"] = int64(1)
+		if err := snapshot.Rehash(r); err != nil {
+			t.Fatal(err)
+		}
+		doc["hash"], _ = snapshot.FileHash(snapshot.Version, []string{r["hash"].(string)})
+		out, _ := snapshot.MarshalFile(doc)
+		if err := os.WriteFile(f, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustDisagree(t, dir, "openai/"+filepath.Base(f)+": id (from the request key)")
+		return
+	}
+	t.Fatal("no record with occurrence 2")
+}
