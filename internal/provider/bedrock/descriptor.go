@@ -55,7 +55,7 @@ var Descriptor = &provider.Descriptor{
 		{Match: []string{"boto3", "botocore"}, Name: "boto3", Lang: provider.LangPython},
 		{Match: []string{"aws-sdk-go-v2"}, Name: "aws-sdk-go-v2", Lang: provider.LangGo},
 	},
-	GoModules: []string{"github.com/aws/aws-sdk-go-v2"},
+	GoModules: []string{"github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"},
 	Usage:     usage,
 }
 

@@ -1,0 +1,145 @@
+// Command bedrockgo is the end-to-end client for
+// github.com/aws/aws-sdk-go-v2/service/bedrockruntime: `bedrockgo
+// plain|stream|tool`. The SDK reads AWS_ENDPOINT_URL_BEDROCK_RUNTIME and
+// its credentials and region from the environment (config.LoadDefaultConfig)
+// and signs every request with SigV4; every call is attributed with
+// traceforge.SourceTransport.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/traceforge/traceforge"
+	"github.com/traceforge/traceforge/e2e/internal/scenario"
+)
+
+const (
+	name  = "bedrockgo"
+	model = "anthropic.claude-3-haiku-20240307-v1:0"
+)
+
+func main() {
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithHTTPClient(traceforge.NewHTTPClient(nil)))
+	if err != nil {
+		scenario.Fail(name, err)
+	}
+	scenario.Run(name, bedrockruntime.NewFromConfig(cfg), plain, stream, agent)
+}
+
+func inference() *types.InferenceConfiguration {
+	return &types.InferenceConfiguration{Temperature: aws.Float32(0), MaxTokens: aws.Int32(scenario.MaxTokens)}
+}
+
+func userText(s string) types.Message {
+	return types.Message{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: s}}}
+}
+
+// describe adds an answer's text, tool calls, stop reason and token count,
+// and returns its tool calls.
+func describe(tr *scenario.Transcript, prefix string, out *bedrockruntime.ConverseOutput) ([]types.ToolUseBlock, *types.Message, error) {
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return nil, nil, fmt.Errorf("no message in the answer")
+	}
+	var text strings.Builder
+	var calls []types.ToolUseBlock
+	for _, b := range msg.Value.Content {
+		switch v := b.(type) {
+		case *types.ContentBlockMemberText:
+			text.WriteString(v.Value)
+		case *types.ContentBlockMemberToolUse:
+			var args map[string]any
+			if err := v.Value.Input.UnmarshalSmithyDocument(&args); err != nil {
+				return nil, nil, err
+			}
+			a, _ := json.Marshal(args)
+			tr.Add("%stool_use: %s %s", prefix, aws.ToString(v.Value.Name), a)
+			calls = append(calls, v.Value)
+		}
+	}
+	tr.Add("%stext: %q", prefix, text.String())
+	tr.Add("%sstop_reason: %s", prefix, out.StopReason)
+	tr.Add("%stokens: %d", prefix, aws.ToInt32(out.Usage.TotalTokens))
+	return calls, &msg.Value, nil
+}
+
+func plain(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{userText(scenario.Prompt("plain"))}, InferenceConfig: inference()})
+	if err != nil {
+		return err
+	}
+	_, _, err = describe(tr, "", out)
+	return err
+}
+
+func stream(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	out, err := client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: []types.Message{userText(scenario.Prompt("stream"))}, InferenceConfig: inference()})
+	if err != nil {
+		return err
+	}
+	s := out.GetStream()
+	defer s.Close()
+	var text strings.Builder
+	for ev := range s.Events() {
+		switch v := ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			if d, ok := v.Value.Delta.(*types.ContentBlockDeltaMemberText); ok {
+				text.WriteString(d.Value)
+			}
+		case *types.ConverseStreamOutputMemberMessageStop:
+			tr.Add("stop_reason: %s", v.Value.StopReason)
+		case *types.ConverseStreamOutputMemberMetadata:
+			tr.Add("tokens: %d", aws.ToInt32(v.Value.Usage.TotalTokens))
+		}
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	tr.Add("streamed text: %q", text.String())
+	return nil
+}
+
+// agent runs a tool loop: the model asks for get_weather, the client runs
+// it and sends the result back as a toolResult block.
+func agent(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	tools := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
+		Name:        aws.String(scenario.ToolName),
+		Description: aws.String(scenario.ToolDescription),
+		InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(scenario.ToolSchema())},
+	}}}}
+	msgs := []types.Message{userText(scenario.Prompt("tool"))}
+	for turn := 1; turn <= 3; turn++ {
+		out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs, InferenceConfig: inference(), ToolConfig: tools})
+		if err != nil {
+			return err
+		}
+		calls, msg, err := describe(tr, fmt.Sprintf("turn %d: ", turn), out)
+		if err != nil || len(calls) == 0 {
+			return err
+		}
+		msgs = append(msgs, *msg)
+		var results []types.ContentBlock
+		for _, c := range calls {
+			args, _ := c.Input.MarshalSmithyDocument()
+			var result map[string]any
+			if err := json.Unmarshal([]byte(scenario.RunTool(aws.ToString(c.Name), string(args))), &result); err != nil {
+				return err
+			}
+			results = append(results, &types.ContentBlockMemberToolResult{Value: types.ToolResultBlock{
+				ToolUseId: c.ToolUseId,
+				Content:   []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: document.NewLazyDocument(result)}},
+			}})
+		}
+		msgs = append(msgs, types.Message{Role: types.ConversationRoleUser, Content: results})
+	}
+	return fmt.Errorf("no final answer after 3 turns")
+}
