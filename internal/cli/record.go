@@ -30,6 +30,7 @@ type recordOptions struct {
 	Listen      string
 	listenSet   bool
 	Upstreams   map[provider.Name]*string // --<provider>-upstream
+	Named       []string                  // --upstream NAME=URL
 	AllowHosts  []string
 	Prune       bool
 	OnlyMissing bool
@@ -77,6 +78,7 @@ configuration error (flags, config, lock held, bind failure, command not found).
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Listen, "listen", serve.DefaultListen, "address to serve on without a command (a non-loopback address draws a warning)")
 	upstreamFlags(fl, opts.Upstreams, "")
+	namedUpstreamFlag(fl, &opts.Named)
 	fl.StringSliceVar(&opts.AllowHosts, "allow-host", nil, "also accept this Host header name (repeatable); loopback names are always accepted")
 	fl.BoolVar(&opts.Prune, "prune", false, "with a command: remove the snapshots the run did not request (only when every call was snapshotted and the command exited 0)")
 	fl.BoolVar(&opts.OnlyMissing, "only-missing", false, "serve calls that already have a snapshot from the set, record only new ones")
@@ -105,6 +107,10 @@ func recordRun(o *recordOptions) error {
 		return usageErr("run: traceforge record --sync=after-answer or --sync=before-answer", "--sync: %s", err)
 	}
 	ups, err := resolveUpstreams(io, o.Upstreams)
+	if err != nil {
+		return err
+	}
+	namedUps, names, err := parseNamedUpstreams(o.Named)
 	if err != nil {
 		return err
 	}
@@ -162,6 +168,7 @@ func recordRun(o *recordOptions) error {
 		Dir:         dir,
 		Display:     display,
 		Upstreams:   ups.strings(),
+		Named:       namedUps,
 		Check:       proj.CheckOptions(),
 		OnlyMissing: onlyMissing(o.OnlyMissing, dir),
 		Now:         now,
@@ -197,6 +204,9 @@ func recordRun(o *recordOptions) error {
 		for _, line := range registry.Exports(bound) {
 			fmt.Fprintln(io.Out, line)
 		}
+		for _, kv := range registry.NamedEnv(bound, names) {
+			fmt.Fprintln(io.Out, "export "+kv)
+		}
 		fmt.Fprintf(stderr, "traceforge: recording into %s; %s; Ctrl-C to stop\n", display, forwarding)
 		select {
 		case <-ctx.Done():
@@ -212,7 +222,7 @@ func recordRun(o *recordOptions) error {
 	}
 
 	fmt.Fprintf(stderr, "traceforge: recording into %s; %s\n", display, forwarding)
-	env := registry.CommandEnv(bound)
+	env := append(registry.CommandEnv(bound), registry.NamedEnv(bound, names)...)
 	if o.DenyBypass {
 		env = append(env, serve.ProxyEnv(bound)...)
 	}

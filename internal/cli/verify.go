@@ -50,6 +50,7 @@ type verifyOptions struct {
 	Runs          int
 	Concurrency   int
 	Upstreams     map[provider.Name]*string // --<provider>-upstream (--live)
+	Named         []string                  // --upstream NAME=URL: COMMAND's TRACEFORGE_<NAME>_BASE_URL
 	Command       []string
 
 	// changed records which flags were given explicitly.
@@ -126,6 +127,7 @@ command's own exit code.`),
 	fl.IntVar(&opts.Runs, "runs", 1, "--live: runs per snapshot")
 	fl.IntVar(&opts.Concurrency, "concurrency", 4, "--live: requests in flight at most")
 	upstreamFlags(fl, opts.Upstreams, "--live: ")
+	namedUpstreamFlag(fl, &opts.Named)
 	return cmd
 }
 
@@ -321,6 +323,10 @@ func verifyCommand(o *verifyOptions, rep *result.VerifyReport, set *check.SetRes
 	if rep.Failed() {
 		return staticFailed(o, rep, cmdline)
 	}
+	_, names, err := parseNamedUpstreams(o.Named)
+	if err != nil {
+		return err
+	}
 	rs, srv, ln, err := startReplay(o, set, rep.Dir, "")
 	if err != nil {
 		return err
@@ -328,6 +334,7 @@ func verifyCommand(o *verifyOptions, rep *result.VerifyReport, set *check.SetRes
 	ctx, cancel := o.context()
 	defer cancel()
 	env := append(registry.CommandEnv(ln.Addr().String()), keyEnv(o.IO)...)
+	env = append(env, registry.NamedEnv(ln.Addr().String(), names)...)
 	if o.DenyBypass {
 		env = append(env, serve.ProxyEnv(ln.Addr().String())...)
 	}

@@ -28,7 +28,7 @@ func (r *Recorder) foreignCredential(req *http.Request, route provider.Name, ser
 		}
 		to, name = f, t.Hostname()
 	} else {
-		u := r.Upstream(route)
+		u := r.upstreamFor(req.URL.Path, route)
 		to, name = registry.Provider(route).Family, string(route)
 		f, known := provider.FamilyOfHost(u.Hostname())
 		switch {

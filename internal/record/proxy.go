@@ -103,9 +103,14 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		c.route = registry.UpstreamOf(req) // DESIGN §11, §12.9 item 8
 	}
+	// A call under /u/NAME/ needs an upstream named NAME (--upstream).
+	if name, _, ok := registry.SplitNamed(req.URL.Path); ok && r.target(req) == nil && r.named[name] == nil {
+		r.refuseUnknownName(w, req, c, name)
+		return
+	}
 	// A provider without a default upstream (Azure OpenAI) that was given
 	// none cannot take the call: refused, naming the flag.
-	if r.target(req) == nil && r.Upstream(c.route) == nil {
+	if r.target(req) == nil && r.upstreamFor(req.URL.Path, c.route) == nil {
 		r.refuseNoUpstream(w, req, c)
 		return
 	}
@@ -281,8 +286,8 @@ func (r *Recorder) rewriteURL(in, out *url.URL, c *call) {
 			d = pd
 		}
 	}
-	base := r.Upstream(d.Name)
-	restPath, restRaw := in.Path, in.EscapedPath()
+	base := r.upstreamFor(in.Path, d.Name)
+	restPath, restRaw := namedRest(in.Path, in.EscapedPath()) // a named upstream's URL stands for /u/NAME
 	if c != nil && c.req != nil {
 		if up, ok := c.req.Format.(provider.UpstreamPath); ok {
 			if p := up.UpstreamPath(restPath); p != restPath {
@@ -555,7 +560,7 @@ func (r *Recorder) errorHandler(w http.ResponseWriter, req *http.Request, err er
 		f = registry.ForProvider(c.route)
 	}
 	p := f.Provider()
-	base := r.Upstream(p)
+	base := r.upstreamFor(req.URL.Path, p)
 	fix := "check --" + string(p) + "-upstream, the network and SSL_CERT_FILE / SSL_CERT_DIR for a private CA"
 	if t := r.target(req); t != nil {
 		base = &url.URL{Scheme: t.Scheme, Host: t.Host}

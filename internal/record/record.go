@@ -69,6 +69,10 @@ type Config struct {
 	// Upstreams are the base URLs calls are forwarded to, by provider
 	// (absent or "" = the provider's Descriptor.DefaultUpstream).
 	Upstreams map[provider.Name]string
+	// Named are the named OpenAI-compatible upstreams (--upstream
+	// NAME=URL): a call under /u/NAME/… is forwarded to URL
+	// (registry.SplitNamed).
+	Named map[string]string
 	// Check configures the pre-write checks (the policy config).
 	Check check.Options
 	// OnlyMissing, when set, serves calls that already have a valid
@@ -187,6 +191,7 @@ type Recorder struct {
 	store     *snapshot.Store
 	display   string
 	upstreams map[provider.Name]*url.URL // every provider's base URL
+	named     map[string]*url.URL        // the named upstreams (Config.Named)
 	transport http.RoundTripper
 	proxy     *httputil.ReverseProxy
 	handler   http.Handler
@@ -309,6 +314,15 @@ func New(cfg Config) (*Recorder, error) {
 		r.display = filepath.ToSlash(dir)
 	}
 	var err error
+	r.named = map[string]*url.URL{}
+	for name, u := range cfg.Named {
+		if err := registry.ValidUpstreamName(name); err != nil {
+			return nil, err
+		}
+		if r.named[name], err = serve.ParseUpstream(u, ""); err != nil {
+			return nil, fmt.Errorf("upstream %s: %w", name, err)
+		}
+	}
 	r.upstreams = map[provider.Name]*url.URL{}
 	for _, d := range registry.Providers() {
 		if cfg.Upstreams[d.Name] == "" && d.DefaultUpstream == "" {

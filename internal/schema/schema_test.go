@@ -54,7 +54,7 @@ func TestViolationsArePlainWords(t *testing.T) {
 		{"bad id", `"abc123def456"`, `"ABC"`, "openai", []string{"/snapshots/0/id: must be 12 lowercase hex characters"}},
 		{"anthropic needs max_tokens and a string role", `"role":"user"`, `"role":7`, "anthropic", []string{"/snapshots/0/request/messages/0/role: must be a string"}},
 		{"endpoint is required", `"endpoint":"/v1/chat/completions",`, ``, "openai", []string{`/snapshots/0/endpoint: required field "endpoint" is missing`}},
-		{"endpoint of another format", `"endpoint":"/v1/chat/completions"`, `"endpoint":"/v1/completions"`, "openai", []string{`/snapshots/0/endpoint: must be "/v1/chat/completions"`}},
+		{"endpoint of another format", `"endpoint":"/v1/chat/completions"`, `"endpoint":"/v1/completions"`, "openai", []string{`/snapshots/0/endpoint: has the wrong shape`, `/v1/chat/completions$`}},
 		{"generic record still checks the envelope", `"line":12`, `"line":0`, "generic", []string{"/snapshots/0/source/line"}},
 		{"stream false is not stored", `"finish_reason":"stop"`, `"finish_reason":"stop","stream":false`, "openai", []string{"/snapshots/0/response/stream: must be true"}},
 	}

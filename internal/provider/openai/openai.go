@@ -5,6 +5,7 @@ package openai
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/openai/chat"
@@ -42,7 +43,7 @@ var Descriptor = &provider.Descriptor{
 // total_tokens.
 func usage(endpoint string, c map[string]int64) (provider.TokenUsage, bool) {
 	switch {
-	case endpoint == "/v1/responses" && provider.Has(c, "input_tokens", "output_tokens"):
+	case strings.HasSuffix(endpoint, "/v1/responses") && provider.Has(c, "input_tokens", "output_tokens"): // also a named upstream's /u/NAME/v1/responses
 		return provider.TokenUsage{Input: c["input_tokens"], Output: c["output_tokens"], Split: true}.WithTotal(c, "total_tokens"), true
 	case provider.Has(c, "prompt_tokens", "completion_tokens"):
 		return provider.TokenUsage{Input: c["prompt_tokens"], Output: c["completion_tokens"], Split: true}.WithTotal(c, "total_tokens"), true

@@ -84,7 +84,7 @@ func parseRouted(f provider.Format, e provider.Endpoint, path string, header htt
 	}
 	f.NormalizeStored(m)
 	if kc != nil && kc.Defaults != nil {
-		req.DefaultsApplied = kc.Defaults.ApplyDefaults(e, m)
+		req.DefaultsApplied = kc.Defaults.ApplyDefaults(BaseEndpoint(e), m) // a named upstream's rules are OpenAI's
 	}
 	req.Key, req.KeyNormalizers, err = keyOf(f, string(req.Provider), e, m, req.Headers, kc)
 	if err != nil {

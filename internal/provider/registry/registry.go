@@ -111,6 +111,16 @@ func RouteURL(method string, u *url.URL) (provider.Format, provider.Endpoint, bo
 }
 
 func route(method, path string, q url.Values) (provider.Format, provider.Endpoint, bool) {
+	if name, rest, ok := SplitNamed(path); ok {
+		// A named upstream speaks OpenAI's wire: the default provider's
+		// formats, the endpoint behind /u/NAME (named.go).
+		for _, f := range Default().Formats {
+			if e, ok := f.Route(method, rest); ok {
+				return f, provider.Endpoint(NamedPrefix+name) + e, true
+			}
+		}
+		return nil, "", false
+	}
 	for _, f := range formats {
 		p := path
 		if qk, ok := f.(provider.QueryKeyed); ok && q != nil {
@@ -157,6 +167,9 @@ func ForProvider(p provider.Name) provider.Format {
 // its format routes to itself, so formats whose endpoints are patterns
 // (Gemini's /v1beta/models/{model}:generateContent) are found by Route.
 func Lookup(p provider.Name, e provider.Endpoint) provider.Format {
+	if _, rest, ok := SplitNamed(string(e)); ok && p == Default().Name {
+		e = provider.Endpoint(rest) // a named upstream's call (named.go)
+	}
 	if _, _, ok := provider.SplitExchangeEndpoint(e); ok {
 		return exchangeFor(p, e) // "METHOD /route": an exchange (DESIGN §13.4)
 	}
@@ -245,6 +258,9 @@ func ErrorFormat(r *http.Request) provider.Format {
 // Anthropic when it carries anthropic-version, else OpenAI (DESIGN §11).
 func UpstreamOf(r *http.Request) provider.Name {
 	path := r.URL.Path
+	if _, _, ok := SplitNamed(path); ok {
+		return Default().Name // a named OpenAI-compatible upstream (named.go)
+	}
 	if f, _, ok := Route(r.Method, path); ok {
 		return f.Provider()
 	}
