@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/serve"
 )
 
 // The credentials of the test: the application's (what its SDK signs
@@ -260,4 +262,51 @@ func TestBedrockWithoutCredentialsFails(t *testing.T) {
 	if s := p.finish(); !s.Failed() {
 		t.Fatalf("the run did not fail:\n%s", summaryText(s))
 	}
+}
+
+// TestBedrockRecordOverH2C: the recording server, as the CLI serves it
+// (serve.Start), takes a signed Converse call over HTTP/2 with prior
+// knowledge — how @aws-sdk/client-bedrock-runtime talks to an http://
+// endpoint — and records it re-signed.
+func TestBedrockRecordOverH2C(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	rec, err := record.New(record.Config{Dir: dir, ManifestInterval: -1, Log: io.Discard,
+		Upstreams: map[provider.Name]string{bedrock.Name: fake.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve.Start(ln, serve.Guard(rec.Handler(), nil, record.Refuse))
+	body := converseBody("over h2c", false)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/model/"+bedrockEscape+"/converse", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Traceforge-Source", srcHeader)
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: appKeyID, SecretAccessKey: appSecret}, req, hex.EncodeToString(sum[:]), "bedrock", "us-west-2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Stop(time.Second)
+	s := rec.Finish()
+	if resp.ProtoMajor != 2 || resp.StatusCode != 200 || !strings.Contains(string(got), "Echo: over h2c") || fake.Signed() != 1 {
+		t.Fatalf("%s %d %s (signed %d)", resp.Proto, resp.StatusCode, got, fake.Signed())
+	}
+	if s.Failed() || len(snapshots(t, dir)) != 1 {
+		t.Fatalf("summary:\n%s", summaryText(s))
+	}
+	verifySet(t, dir)
 }
