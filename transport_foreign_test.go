@@ -44,14 +44,14 @@ func TestTransportNeverSendsForeignCredential(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	status, body := send("http://api.openai.com/model/anthropic.claude-3-haiku/converse")
+	status, body := send("http://api.openai.com/guardrail/gr-1/version/1/apply")
 	if status != http.StatusNotFound || !strings.Contains(body, "AWS SigV4 signature") || strings.Contains(body, "SYNTH") {
 		t.Errorf("to api.openai.com: status %d, body %s", status, body)
 	}
 	if n := sink.Conns(); n != 0 {
 		t.Fatalf("a SigV4-signed call for api.openai.com was dialled (%d connection(s))", n)
 	}
-	if status, _ := send("http://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-3-haiku/converse"); status != http.StatusOK || len(sink.Requests()) != 1 {
+	if status, _ := send("http://bedrock-runtime.us-east-1.amazonaws.com/guardrail/gr-1/version/1/apply"); status != http.StatusOK || len(sink.Requests()) != 1 {
 		t.Errorf("to Bedrock's own host: status %d, sink requests %d; want it sent", status, len(sink.Requests()))
 	}
 	err = tr.Close()
