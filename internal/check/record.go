@@ -253,7 +253,29 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	pf, ex := PolicyFindings(file, rp+"/request", format, rec.Request, opts.Config)
 	fs = append(fs, withDefaultsFixes(doc, pf)...)
 	s.Exception = ex
+	if f := occurrenceFinding(file, format, rec, opts.Config); f != nil {
+		fs = append(fs, *f)
+	}
 	return s, fs
+}
+
+// occurrenceFinding reports an LLM call's later occurrence (DESIGN §13.4):
+// the same request was answered differently in one run, which is
+// nondeterminism — an error under the determinism policy, a note when a
+// policy exception relaxes temperature for the model. Exchanges repeat by
+// nature (polling): nil.
+func occurrenceFinding(file string, f pv.Format, rec *snapshot.Record, cfg *Config) *finding.Finding {
+	if rec.Occurrence == 0 || f == nil || pv.IsExchange(f) {
+		return nil
+	}
+	out := &finding.Finding{File: file, Pointer: "/snapshots/0/occurrence", Rule: RuleDeterminism, Severity: finding.Error,
+		Message: fmt.Sprintf("occurrence %d: the same request was answered differently within one run (nondeterminism); replay answers its occurrences in turn", rec.Occurrence+1),
+		Fix:     "record with temperature 0 (and a fixed seed where the API takes one), or declare a per-model exception relaxing temperature in " + ConfigName}
+	if ex := cfg.ExceptionForRequest(rec.Request); ex.Relaxes("temperature") {
+		out.Severity, out.Fix = finding.Note, ""
+		out.Message += fmt.Sprintf(" — allowed by the exception for %s", ex.Model)
+	}
+	return out
 }
 
 // lean returns the part of a checked snapshot a static verification keeps

@@ -52,12 +52,13 @@ func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snap
 	if st.answered {
 		// Nondeterminism is judged on the answer's meaning (DESIGN §13.3):
 		// answers that differ only in ids, timestamps or usage (prompt
-		// caching) are the same answer, and the first one is kept.
-		if diff := provider.MeaningDiff(st.fields, fields); len(diff) > 0 {
-			r.addProblem(&problem{Kind: KindNondeterminism, Call: c.describe(), ID: id, Key: key,
-				Message: "the same request was answered differently within this run; the first answer is kept",
-				Details: diff,
-				Fix:     "record with temperature 0 (and a fixed seed where the API takes one); if the model cannot be deterministic, declare a per-model exception in " + check.ConfigName})
+		// caching) are the same answer, and the first one is kept. One that
+		// differs from the answer before it is kept as the request's next
+		// occurrence (DESIGN §13.4, occurrence.go).
+		n := st.answers
+		st.answers++
+		if diff := provider.MeaningDiff(st.latest(), fields); len(diff) > 0 {
+			r.commitOccurrence(c, st, n, body, wire, fields, latency, diff)
 			return
 		}
 		if st.isOK() {
@@ -68,7 +69,7 @@ func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snap
 		// The first answer could not be stored (refused, collision): this
 		// call meets the same fate and is listed again below.
 	} else {
-		st.answered, st.fields = true, fields
+		st.answered, st.fields, st.answers = true, fields, 1
 	}
 
 	var oldRec *snapshot.Record
@@ -257,6 +258,9 @@ func (r *Recorder) write(call string, p, id, key string, rec map[string]any, bui
 			checkedDiffers(rel, findings, full, err)
 		}
 	}
+	// A later occurrence of an LLM call is nondeterminism, which its
+	// caller lists itself (commitOccurrence): the occurrence is kept.
+	findings = withoutOccurrenceFinding(findings)
 	if findings.Errors() > 0 {
 		var details, fixes []string
 		seen := map[string]bool{}

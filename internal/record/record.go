@@ -253,6 +253,13 @@ type keyState struct {
 	// arrived so far in the run (their occurrences, DESIGN §13.4); r.mu
 	// is held.
 	occurrences int
+	// answers counts the complete answers of this LLM request in the run,
+	// and last is the latest one kept as an occurrence (hasLast; else the
+	// first, fields): an answer that differs from it in meaning is the
+	// next occurrence (occurrence.go). st.mu is held.
+	answers int
+	last    snapshot.Fields
+	hasLast bool
 }
 
 // seeSource notes that a call from src got the stored answer. st.mu is held.

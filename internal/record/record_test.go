@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
@@ -728,10 +729,18 @@ func TestNondeterminismWithinRun(t *testing.T) {
 	if out := summaryText(s); !strings.Contains(out, "content:") {
 		t.Errorf("the report does not show what differs:\n%s", out)
 	}
-	if n := len(snapshots(t, dir)); n != 1 {
-		t.Errorf("%d snapshots, want the first answer kept", n)
+	// Both answers are kept, the second as the request's occurrence 2
+	// (DESIGN §13.4), and verify fails on it under the policy.
+	if n := len(snapshots(t, dir)); n != 2 {
+		t.Errorf("%d snapshots, want the first answer and the second as an occurrence", n)
 	}
-	verifySet(t, dir)
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := set.Findings; len(fs) != 1 || fs[0].Rule != check.RuleDeterminism || fs[0].Pointer != "/snapshots/0/occurrence" {
+		t.Errorf("verify: want the occurrence reported as nondeterminism, got %v", fs)
+	}
 }
 
 func TestIDCollisionNotWritten(t *testing.T) {
