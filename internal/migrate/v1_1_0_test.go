@@ -197,6 +197,14 @@ func TestMigrate110RefusesWhatItCannotHaveWritten(t *testing.T) {
 			rec["defaults_applied"] = []any{"/temperature"}
 			_ = snapshot.Rehash(rec)
 		}, check.RuleSchema},
+		"occurrence in a 1.1.0 record": {func(rec map[string]any) {
+			rec["occurrence"] = int64(1)
+			_ = snapshot.Rehash(rec)
+		}, check.RuleSchema},
+		"an exchange endpoint in a 1.1.0 record": {func(rec map[string]any) {
+			rec["endpoint"] = "GET /v1/files"
+			_ = snapshot.Rehash(rec)
+		}, check.RuleSchema},
 		"content edited": {func(rec map[string]any) { rec["response"].(map[string]any)["content"] = "edited" }, check.RuleRecordHash},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,9 @@
 package migrate
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/traceforge/traceforge/internal/check"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
@@ -24,14 +27,18 @@ func init() {
 }
 
 // fields120 are the record fields format 1.2.0 adds; a 1.1.0 record has
-// none of them.
-var fields120 = []string{"defaults_applied"}
+// none of them. (Exchange records — endpoint "METHOD /route" — are new
+// in 1.2.0 too: a 1.1.0 set holds none, and its endpoints are paths.)
+var fields120 = []string{"defaults_applied", "occurrence"}
 
 func upTo120(_ string, rec map[string]any) (string, *upgradeError) {
 	for _, f := range fields120 {
 		if _, has := rec[f]; has {
 			return "", &upgradeError{"/snapshots/0/" + f, check.RuleSchema, "a 1.1.0 record has no " + f + " field"}
 		}
+	}
+	if e, _ := rec["endpoint"].(string); !strings.HasPrefix(e, "/") {
+		return "", &upgradeError{"/snapshots/0/endpoint", check.RuleSchema, "a 1.1.0 record's endpoint is a path, not " + strconv.Quote(e)}
 	}
 	return "", nil
 }
