@@ -1,8 +1,10 @@
 package check_test
 
 import (
+	"encoding/base64"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/traceforge/traceforge/internal/check"
@@ -61,5 +63,34 @@ func TestExchangeSchema(t *testing.T) {
 		if _, fs := check.CheckDocument("anthropic/2c10142b17db.json", "anthropic", doc, check.Options{Config: &check.Config{}}); fs.Errors() == 0 {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestSecretInBase64Body: a key inside an exchange's base64 body (a
+// multipart upload of a file holding it) is found like any other string.
+func TestSecretInBase64Body(t *testing.T) {
+	md, _ := os.ReadFile("../../docs/format.md")
+	block := regexp.MustCompile("(?s)```json worked-exchange\n(.*?)```").FindSubmatch(md)[1]
+	v, _ := snapshot.Decode(block)
+	doc := v.(map[string]any)
+	rec := doc["snapshots"].([]any)[0].(map[string]any)
+	req := rec["request"].(map[string]any)
+	delete(req, "body")
+	key := "sk-ant-api03-" + strings.Repeat("a", 93) + "AA"
+	req["body_b64"] = base64.StdEncoding.EncodeToString([]byte("--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nANTHROPIC_API_KEY=" + key + "\x00\xff\r\n--b--\r\n"))
+	_ = snapshot.Rehash(rec)
+	doc["hash"], _ = snapshot.FileHash(snapshot.Version, []string{rec["hash"].(string)})
+	_, fs := check.CheckDocument("anthropic/2c10142b17db.json", "anthropic", doc, check.Options{Config: &check.Config{}})
+	found := false
+	for _, f := range fs {
+		if f.Rule == check.RuleSecret && f.Pointer == "/snapshots/0/request/body_b64" {
+			found = true
+		}
+		if strings.Contains(f.Message, key) {
+			t.Errorf("a finding quotes the key: %s", f.Message)
+		}
+	}
+	if !found {
+		t.Fatalf("the key in the base64 body was not found: %v", fs)
 	}
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -504,7 +505,7 @@ func pointerValue(v map[string]any, ptr string) (any, bool) {
 
 func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findings {
 	var fs finding.Findings
-	for _, m := range ScanSecrets(doc, "") {
+	for _, m := range append(ScanSecrets(doc, ""), scanB64Bodies(doc)...) {
 		if cfg.allowed(m) {
 			continue
 		}
@@ -517,3 +518,26 @@ func secretFindings(file string, doc map[string]any, cfg *Config) finding.Findin
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// scanB64Bodies scans the bytes of an exchange record's base64 bodies
+// (DESIGN §13.4: a multipart upload of a file holding a key would hide it
+// from the scan of the record's strings), each match at the body_b64
+// member's pointer.
+func scanB64Bodies(doc map[string]any) []SecretMatch {
+	recs, _ := doc["snapshots"].([]any)
+	var out []SecretMatch
+	for i, r := range recs {
+		rec, _ := r.(map[string]any)
+		for _, part := range []string{"request", "response"} {
+			m, _ := rec[part].(map[string]any)
+			b64, ok := m["body_b64"].(string)
+			if !ok {
+				continue
+			}
+			if raw, err := base64.StdEncoding.DecodeString(b64); err == nil {
+				out = append(out, ScanSecrets(string(raw), fmt.Sprintf("/snapshots/%d/%s/body_b64", i, part))...)
+			}
+		}
+	}
+	return out
+}
