@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceforge/traceforge/internal/ledger"
+	pv "github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -62,9 +63,19 @@ func treeRun(o *treeOptions) error {
 	}
 	defer ledgerGC(o.IO.Getenv)()
 	var entries []*ledger.Entry // Each hands out a fresh entry per file: keep the pointer
-	l, err := readLedger(o.Factory, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) { entries = append(entries, e) })
+	exchanges := 0
+	l, err := readLedger(o.Factory, ledger.ReadOptions{Conversation: true}, func(e *ledger.Entry) {
+		if _, _, ok := pv.SplitExchangeEndpoint(pv.Endpoint(e.Endpoint)); ok {
+			exchanges++ // an exchange (DESIGN §13.4) is no conversation turn
+			return
+		}
+		entries = append(entries, e)
+	})
 	if err != nil {
 		return err
+	}
+	if exchanges > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "traceforge: %d exchange(s) (count-tokens, files, polling, …) are not conversation turns and are not shown; see traceforge snapshot list\n", exchanges)
 	}
 	view := &ledger.View{Forest: ledger.BuildForestOf(entries)}
 	if o.ID != "" {
