@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +36,8 @@ type BedrockOptions struct {
 // Bedrock is a fake Amazon Bedrock runtime API on a loopback port: POST
 // /model/{modelId}/converse (JSON) and /converse-stream (AWS event-stream
 // frames with :event-type, :content-type and :message-type headers, each
-// event padded with "p" as Bedrock does). A request must carry either a
+// event padded with "p" as Bedrock does), and /invoke and
+// /invoke-with-response-stream for Anthropic's models (see invoke). A request must carry either a
 // SigV4 signature that its own credentials verify — recomputed with
 // aws-sdk-go-v2's v4 signer over the method, the escaped path, the query,
 // the signed headers and the body's SHA-256 — or a bearer token (a Bedrock
@@ -120,8 +123,9 @@ func (b *Bedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bedrockError(w, http.StatusBadRequest, "ValidationException", "could not read the body")
 		return
 	}
-	_, op, ok := bedrockPath(r.URL.Path)
-	if !ok || r.Method != http.MethodPost || (op != "converse" && op != "converse-stream") {
+	model, op, ok := bedrockPath(r.URL.Path)
+	invoke := op == "invoke" || op == "invoke-with-response-stream"
+	if !ok || r.Method != http.MethodPost || (op != "converse" && op != "converse-stream" && !invoke) {
 		bedrockError(w, http.StatusNotFound, "UnknownOperationException", "")
 		return
 	}
@@ -131,6 +135,10 @@ func (b *Bedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if o.FailStatus != 0 {
 		bedrockError(w, o.FailStatus, "ThrottlingException", "Too many requests, please wait before trying again.")
+		return
+	}
+	if invoke {
+		b.invoke(w, model, op == "invoke-with-response-stream", body, o)
 		return
 	}
 	var req converseRequest
@@ -408,4 +416,60 @@ func (q *converseRequest) events(a answer) []streamEvent {
 		streamEvent{"messageStop", fields("stopReason", a.stopReason())},
 		streamEvent{"metadata", fields("usage", a.usage(), "metrics", fields("latencyMs", 42))})
 	return evs
+}
+
+// invoke answers InvokeModel for an Anthropic model (anything else is a
+// ValidationException): the body, Anthropic's Messages body with
+// anthropic_version and no model, is answered by the fake's Messages
+// endpoint; the stream's SSE events become "chunk" frames whose payload's
+// bytes are each event's JSON, base64-encoded, message_stop carrying
+// amazon-bedrock-invocationMetrics, ping events left out.
+func (b *Bedrock) invoke(w http.ResponseWriter, model string, stream bool, body []byte, o BedrockOptions) {
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil || req["anthropic_version"] == nil || !strings.Contains(model, "anthropic.") {
+		bedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request, please reformat your input and try again.")
+		return
+	}
+	delete(req, "anthropic_version")
+	req["model"] = model[strings.LastIndex(model, "anthropic.")+len("anthropic."):]
+	if stream {
+		req["stream"] = true
+	}
+	inner := httptest.NewRecorder()
+	in := httptest.NewRequest(http.MethodPost, "/v1/messages", bytes.NewReader(marshal(req, "")))
+	in.Header.Set("x-api-key", "bedrock")
+	in.Header.Set("Content-Type", "application/json")
+	NewHandler(o.Options).ServeHTTP(inner, in)
+	if inner.Code != http.StatusOK {
+		bedrockError(w, inner.Code, "ValidationException", inner.Body.String())
+		return
+	}
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(inner.Body.Bytes())
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	for _, line := range strings.Split(inner.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || strings.Contains(data, `"type":"ping"`) {
+			continue
+		}
+		if strings.Contains(data, `"type":"message_stop"`) {
+			data = `{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":1,"outputTokenCount":1,"invocationLatency":42,"firstByteLatency":7}}`
+		}
+		var h eventstream.Headers
+		h.Set(":event-type", eventstream.StringValue("chunk"))
+		h.Set(":content-type", eventstream.StringValue("application/json"))
+		h.Set(":message-type", eventstream.StringValue("event"))
+		payload := marshal(fields("bytes", base64.StdEncoding.EncodeToString([]byte(data)), "p", "abcdefgh"), "")
+		if err := eventstream.NewEncoder().Encode(w, eventstream.Message{Headers: h, Payload: payload}); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 }

@@ -310,3 +310,46 @@ func TestBedrockRecordOverH2C(t *testing.T) {
 	}
 	verifySet(t, dir)
 }
+
+// TestBedrockInvokeAnthropic: InvokeModel with Claude's Messages body,
+// plain and as an event stream of base64 chunks, is re-signed, passed
+// through and recorded under /model/{id}/invoke with Anthropic's fields.
+func TestBedrockInvokeAnthropic(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	body := func(prompt string) []byte {
+		b, _ := json.Marshal(map[string]any{"anthropic_version": "bedrock-2023-05-31", "max_tokens": 50, "temperature": 0,
+			"messages": []any{map[string]any{"role": "user", "content": prompt}}})
+		return b
+	}
+	r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/invoke", body("invoke me"), nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"text":"Echo: invoke me"`) {
+		t.Fatalf("invoke: %d %s", r.status, r.body)
+	}
+	s := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/invoke-with-response-stream", body("stream invoke"), nil)
+	if s.status != 200 || !bedrock.IsEventStream(s.header.Get("Content-Type")) {
+		t.Fatalf("invoke stream: %d %s %s", s.status, s.header.Get("Content-Type"), s.body)
+	}
+	if fake.Signed() != 2 {
+		t.Fatalf("signed %d", fake.Signed())
+	}
+	if sum := p.finish(); sum.Failed() {
+		t.Fatalf("summary:\n%s", summaryText(sum))
+	}
+	snaps := snapshots(t, dir)
+	if len(snaps) != 2 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	for rel, data := range snaps {
+		rec := readRecord(t, data)
+		resp := rec["response"].(map[string]any)
+		if rec["endpoint"] != "/model/"+bedrockModel+"/invoke" || !strings.HasPrefix(resp["content"].(string), "Echo: ") || resp["finish_reason"] != "end_turn" {
+			t.Errorf("%s: %v %v", rel, rec["endpoint"], resp)
+		}
+	}
+	verifySet(t, dir)
+}

@@ -47,7 +47,7 @@ func foreignCases() []foreignCase {
 		// StartAsyncInvoke): Converse is served, and re-signed.
 		{"sigv4", "POST", "/guardrail/gr-1/version/1/apply",
 			map[string]string{"Authorization": sigv4, "X-Amz-Date": "20261128T170000Z"}, "AWS SigV4 signature", false},
-		{"amz-security-token", "POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke",
+		{"amz-security-token", "POST", "/model/meta.llama3-8b-instruct-v1:0/invoke",
 			map[string]string{"Authorization": "", "X-Amz-Security-Token": awsSession}, "AWS session token", false},
 		{"presigned", "GET", "/model/x/invoke?X-Amz-Credential=" + awsKeyID + "&X-Amz-Signature=" + awsSig,
 			map[string]string{"Authorization": ""}, "AWS presigned signature", false},
