@@ -42,8 +42,10 @@ func (r report) writeJSON(w io.Writer) error {
 
 		FailOn any            `json:"fail_on,omitempty"` // live only; [] when it fails on nothing
 		Totals *result.Totals `json:"totals,omitempty"`
+		// Of "replayed": the exchanges (DESIGN §13.4), counted apart.
+		Exchanges int `json:"replayed_exchanges,omitempty"`
 	}{!r.Failed(), r.Dir, r.Mode, len(r.Checked), fs, r.Misses, r.Unused, r.Served, r.Synthesized, r.Normalized, r.Bypassed, r.ReplayErrors,
-		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{}), nil, r.Totals}
+		r.Shard, r.Upstreams, r.LiveRuns, r.Live, r.Command, r.ExitCode, r.Exception, r.summary(style{}), nil, r.Totals, r.Exchanges}
 	if r.Mode == "live" && r.FailOn != nil {
 		out.FailOn = r.FailOn
 	}
