@@ -12,6 +12,8 @@ import (
 
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/replay"
 	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/verify"
 )
@@ -164,4 +166,33 @@ func fileNames(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// record --only-missing answers recorded exchanges from the set, polls in
+// turn, without reaching the upstream.
+func TestExchangesOnlyMissing(t *testing.T) {
+	fake := startFake(t, fakeupstream.Options{})
+	dir := t.TempDir()
+	app := func(p *proxy) []string {
+		var seen []string
+		r := call(t, "POST", p.srv.URL+"/v1/responses", []byte(`{"model":"gpt-4.1-mini","input":"Later please","background":true,"temperature":0,"max_output_tokens":64}`), nil)
+		id, _ := jsonObject(t, r.body)["id"].(string)
+		for i := 0; i < 3; i++ {
+			r = call(t, "GET", p.srv.URL+"/v1/responses/"+id, nil, nil)
+			seen = append(seen, jsonObject(t, r.body)["status"].(string))
+		}
+		return seen
+	}
+	p := newProxy(t, dir, fake, nil)
+	first := app(p)
+	if s := p.finish(); s.Failed() || s.Recorded != 4 {
+		t.Fatalf("record:\n%s", summaryText(s))
+	}
+	fake.Close()
+	p = newProxy(t, dir, fake, func(c *record.Config) { c.OnlyMissing = replay.NewResponder(dir) })
+	again := app(p)
+	s := p.finish()
+	if strings.Join(again, ",") != strings.Join(first, ",") || s.Served != 4 || s.Failed() {
+		t.Fatalf("--only-missing: %v (recorded %v):\n%s", again, first, summaryText(s))
+	}
 }

@@ -133,6 +133,15 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case exchange:
 		r.beginExchange(c, req, xf, xe, body, srcPresent, serr)
+		if r.cfg.OnlyMissing != nil && c.req != nil {
+			// --only-missing: a recorded exchange is answered from the set,
+			// its occurrences in turn, like any hit.
+			if s := r.cfg.OnlyMissing.Lookup(c.req); s != nil {
+				r.markRequested(s.Record.ID)
+				r.serveHit(w, req, c, s)
+				return
+			}
+		}
 	case !llm:
 		c.skip = true
 		r.addProblem(&problem{Kind: KindUnknownPath, Call: c.describe(),
