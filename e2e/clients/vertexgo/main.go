@@ -1,0 +1,168 @@
+// Command vertexgo is the end-to-end client for google.golang.org/genai on
+// Vertex AI: `vertexgo plain|stream|tool|count`. The SDK reads
+// GOOGLE_VERTEX_BASE_URL (without a version: it appends
+// /v1beta1/projects/{p}/locations/{l}/publishers/google/models/…); project
+// and location are in the config (with a base URL from the environment and
+// no project in the config, the SDK drops them from the path), and the
+// client's transport carries a fixed OAuth token — no token endpoint, no
+// metadata server, in record and in replay. Every call is attributed with
+// traceforge.SourceTransport.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/traceforge/traceforge"
+	"github.com/traceforge/traceforge/e2e/internal/scenario"
+)
+
+const (
+	name     = "vertexgo"
+	model    = "gemini-2.5-flash"
+	project  = "traceforge-e2e"
+	location = "us-central1"
+)
+
+var modes = []string{"plain", "stream", "tool", "count"}
+
+// bearer puts a fixed OAuth access token on every request: with its own
+// HTTP client (traceforge's, for attribution) the SDK applies no
+// credentials, so the client's transport carries the token — a constant,
+// never refreshed (the fake upstream takes any bearer token; replay checks
+// none).
+type bearer struct{}
+
+func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+os.Getenv("TF_E2E_VERTEX_TOKEN"))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		Backend: genai.BackendVertexAI, Project: project, Location: location,
+		HTTPClient: traceforge.NewHTTPClient(&http.Client{Transport: bearer{}}),
+	})
+	if err != nil {
+		scenario.Fail(name, err)
+	}
+	run := map[string]func(context.Context, *genai.Client, *scenario.Transcript) error{
+		"plain": plain, "stream": stream, "tool": agent, "count": count,
+	}[os.Args[1]]
+	if run == nil {
+		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
+		os.Exit(2)
+	}
+	tr := scenario.New(name, os.Args[1])
+	if err := run(ctx, client, tr); err != nil {
+		scenario.Fail(name, err)
+	}
+	tr.Print(os.Stdout)
+}
+
+func config() *genai.GenerateContentConfig {
+	return &genai.GenerateContentConfig{
+		Temperature:     genai.Ptr[float32](0),
+		Seed:            genai.Ptr[int32](scenario.Seed),
+		MaxOutputTokens: scenario.MaxTokens,
+	}
+}
+
+// describe adds an answer's text, function calls, finish reason and token
+// count.
+func describe(tr *scenario.Transcript, prefix string, r *genai.GenerateContentResponse) {
+	for _, fc := range r.FunctionCalls() {
+		args, _ := json.Marshal(fc.Args)
+		tr.Add("%sfunction_call: %s %s", prefix, fc.Name, args)
+	}
+	tr.Add("%stext: %q", prefix, r.Text())
+	tr.Add("%sfinish_reason: %s", prefix, r.Candidates[0].FinishReason)
+	tr.Add("%stokens: %d", prefix, r.UsageMetadata.TotalTokenCount)
+	tr.Add("%smodel: %s", prefix, r.ModelVersion)
+}
+
+func plain(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	r, err := client.Models.GenerateContent(ctx, model, genai.Text(scenario.Prompt("plain")), config())
+	if err != nil {
+		return err
+	}
+	describe(tr, "", r)
+	return nil
+}
+
+func stream(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	var text strings.Builder
+	var last *genai.GenerateContentResponse
+	for r, err := range client.Models.GenerateContentStream(ctx, model, genai.Text(scenario.Prompt("stream")), config()) {
+		if err != nil {
+			return err
+		}
+		text.WriteString(r.Text())
+		last = r
+	}
+	if last == nil {
+		return fmt.Errorf("empty stream")
+	}
+	tr.Add("streamed text: %q", text.String())
+	tr.Add("finish_reason: %s", last.Candidates[0].FinishReason)
+	tr.Add("tokens: %d", last.UsageMetadata.TotalTokenCount)
+	return nil
+}
+
+// agent runs a tool loop with thinking on: the model asks for get_weather
+// (a functionCall part carrying a thoughtSignature), the client runs it and
+// sends the model's content back with the functionResponse.
+func agent(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	cfg := config()
+	cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+	cfg.Tools = []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
+		Name:                 scenario.ToolName,
+		Description:          scenario.ToolDescription,
+		ParametersJsonSchema: scenario.ToolSchema(),
+	}}}}
+	contents := genai.Text(scenario.Prompt("tool"))
+	for turn := 1; turn <= 3; turn++ {
+		r, err := client.Models.GenerateContent(ctx, model, contents, cfg)
+		if err != nil {
+			return err
+		}
+		prefix := fmt.Sprintf("turn %d: ", turn)
+		describe(tr, prefix, r)
+		calls := r.FunctionCalls()
+		if len(calls) == 0 {
+			return nil
+		}
+		contents = append(contents, r.Candidates[0].Content)
+		for _, fc := range calls {
+			args, _ := json.Marshal(fc.Args)
+			var result map[string]any
+			if err := json.Unmarshal([]byte(scenario.RunTool(fc.Name, string(args))), &result); err != nil {
+				return err
+			}
+			contents = append(contents, genai.NewContentFromFunctionResponse(fc.Name, result, genai.RoleUser))
+		}
+	}
+	return fmt.Errorf("no final answer after 3 turns")
+}
+
+// count asks countTokens for the prompt.
+func count(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	r, err := client.Models.CountTokens(ctx, model, genai.Text(scenario.Prompt("embed")), nil)
+	if err != nil {
+		return err
+	}
+	tr.Add("total tokens: %d", r.TotalTokens)
+	return nil
+}
