@@ -442,7 +442,10 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 	var snaps []*check.Snapshot
 	byKey := set.ByKey()
 	for _, sn := range set.Snapshots {
-		if byKey[sn.Key] == sn {
+		// Exchanges (DESIGN §13.4: count tokens, files, polling) are no
+		// LLM calls: nothing to re-run live, and re-sending a DELETE or an
+		// upload would act on the provider's account.
+		if _, _, exchange := provider.SplitExchangeEndpoint(provider.Endpoint(sn.Record.Endpoint)); byKey[sn.Key] == sn && !exchange {
 			snaps = append(snaps, sn)
 		}
 	}
