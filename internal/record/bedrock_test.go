@@ -17,10 +17,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
+	"github.com/traceforge/traceforge/internal/check"
+	"github.com/traceforge/traceforge/internal/defaults"
 	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/bedrock"
+	"github.com/traceforge/traceforge/internal/provider/preset"
 	"github.com/traceforge/traceforge/internal/record"
+	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/serve"
 )
 
@@ -352,4 +356,71 @@ func TestBedrockInvokeAnthropic(t *testing.T) {
 		}
 	}
 	verifySet(t, dir)
+}
+
+// TestBedrockDefaults: under `traceforge init`'s deterministic preset, the
+// SDK's default Converse call (no inferenceConfig) and InvokeModel call
+// (no temperature) are completed — temperature 0 and a max-tokens value
+// under each API's own field — re-signed over the completed body, and
+// recorded with defaults_applied.
+func TestBedrockDefaults(t *testing.T) {
+	bedrockEnv(t)
+	cfg := presetConfig(t, preset.Deterministic)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Check.Config = cfg
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	calls := []struct {
+		path, body string
+		want       map[string]string // JSON pointer → value the upstream must get
+	}{
+		{"/converse", `{"messages":[{"role":"user","content":[{"text":"defaults please"}]}]}`,
+			map[string]string{"inferenceConfig.temperature": "0", "inferenceConfig.maxTokens": "4096"}},
+		{"/invoke", `{"anthropic_version":"bedrock-2023-05-31","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`,
+			map[string]string{"temperature": "0", "max_tokens": "20"}},
+	}
+	for _, c := range calls {
+		r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+c.path, []byte(c.body), nil)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", c.path, r.status, r.body)
+		}
+		var sent map[string]any
+		if err := json.Unmarshal(fake.LastRequest().Body, &sent); err != nil {
+			t.Fatal(err)
+		}
+		for ptr, want := range c.want {
+			var v any = sent
+			for _, k := range strings.Split(ptr, ".") {
+				m, _ := v.(map[string]any)
+				v = m[k]
+			}
+			if got, _ := json.Marshal(v); string(got) != want {
+				t.Errorf("%s: upstream %s = %s, want %s", c.path, ptr, got, want)
+			}
+		}
+	}
+	if fake.Signed() != 2 {
+		t.Fatalf("signed %d: the completed bodies were not re-signed", fake.Signed())
+	}
+	if s := p.finish(); s.Failed() {
+		t.Fatalf("summary:\n%s", summaryText(s))
+	}
+	snaps := snapshots(t, dir)
+	if len(snaps) != 2 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	for rel, data := range snaps {
+		if got := defaults.AppliedOf(readRecord(t, data)); len(got) == 0 {
+			t.Errorf("%s: no defaults_applied", rel)
+		}
+	}
+	set, err := check.CheckSet(&snapshot.Store{Dir: dir}, check.Options{Config: cfg}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range set.Findings {
+		t.Errorf("static verification under the preset: %s", f.Error())
+	}
 }

@@ -73,6 +73,10 @@ const (
 	gemini      = "*:generateContent"
 	ollamaChat  = "/api/chat"
 	ollamaGen   = "/api/generate"
+	// Bedrock's Converse and InvokeModel (Anthropic's body): the model id
+	// is in the path.
+	bedrockConverse = "/model/*/converse"
+	bedrockInvoke   = "/model/*/invoke"
 )
 
 // Seed is the seed the deterministic preset sets.
@@ -119,6 +123,8 @@ func deterministic() Preset {
 	p.Defaults = append(p.Defaults, Rule{Model: "*", Endpoint: messages, When: thinking, Set: map[string]any{"/temperature": 1, "/max_tokens": 16384}})
 	add("*", messages, map[string]any{"/temperature": 0, "/max_tokens": 4096})
 	add("*", gemini, map[string]any{"/generationConfig/temperature": 0, "/generationConfig/seed": Seed, "/generationConfig/maxOutputTokens": 8192})
+	add("*", bedrockConverse, map[string]any{"/inferenceConfig/temperature": 0, "/inferenceConfig/maxTokens": 4096})
+	add("*", bedrockInvoke, map[string]any{"/temperature": 0, "/max_tokens": 4096})
 	for _, e := range []string{ollamaChat, ollamaGen} {
 		add("*", e, map[string]any{"/options/temperature": 0, "/options/seed": Seed, "/options/num_predict": 4096})
 	}
@@ -158,6 +164,10 @@ func provider() Preset {
 	add("*", messages, map[string]any{"/temperature": 1, "/max_tokens": 4096})
 	add("gemini-2.5*", gemini, map[string]any{"/generationConfig/temperature": 1, "/generationConfig/maxOutputTokens": 65536})
 	add("*", gemini, map[string]any{"/generationConfig/temperature": 1, "/generationConfig/maxOutputTokens": 8192})
+	// Claude's default temperature is 1 on Bedrock as on Anthropic's API;
+	// other Bedrock models' defaults differ per model and are not guessed.
+	add("*anthropic.*", bedrockConverse, map[string]any{"/inferenceConfig/temperature": 1, "/inferenceConfig/maxTokens": 4096})
+	add("*", bedrockInvoke, map[string]any{"/temperature": 1, "/max_tokens": 4096})
 	for _, e := range []string{ollamaChat, ollamaGen} {
 		add("*", e, map[string]any{"/options/temperature": 0.8, "/options/num_predict": 4096})
 	}
