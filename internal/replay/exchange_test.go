@@ -30,7 +30,7 @@ func exchangeSnapshot(t *testing.T, p provider.Name, method, path string, body [
 	}
 	key := registry.OccurrenceKey(req.Key, n)
 	rec := map[string]any{"id": snapshot.IDOf(key), "timestamp": "2026-03-01T12:00:00Z",
-		"source": map[string]any{"file": "app.py", "line": int64(3), "function": "main"},
+		"source":   map[string]any{"file": "app.py", "line": int64(3), "function": "main"},
 		"endpoint": string(e), "request": req.Body, "response": resp}
 	if n > 0 {
 		rec["occurrence"] = int64(n)
