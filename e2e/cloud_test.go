@@ -10,10 +10,13 @@ import (
 )
 
 // cloudClient is an end-to-end client of a cloud provider's wire through
-// its official Go SDK: Vertex AI through google.golang.org/genai (Vertex
-// backend), Azure OpenAI through openai-go's azure package.
+// its official SDK: Vertex AI through google.golang.org/genai (Vertex
+// backend) and @google/genai (vertexai: true), Azure OpenAI through
+// openai-go's azure package and openai-node's AzureOpenAI (run with
+// OPENAI_BASE_URL also set, as traceforge sets it).
 type cloudClient struct {
 	name, file, provider string
+	argv                 []string          // how to run it (nil: the Go client built as name)
 	calls                map[string]int    // snapshots each mode writes
 	function             map[string]string // the client function of each mode
 }
@@ -23,6 +26,12 @@ var cloudClients = []cloudClient{
 		calls:    map[string]int{"plain": 1, "stream": 1, "tool": 2, "count": 1},
 		function: map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "count": "count"}},
 	{name: "azurego", file: "clients/azurego/main.go", provider: "azure",
+		calls:    map[string]int{"plain": 1, "stream": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream"}},
+	{name: "azure-node", file: "node/azure.mjs", provider: "azure", argv: []string{"node", "node/azure.mjs"},
+		calls:    map[string]int{"plain": 1, "stream": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream"}},
+	{name: "vertex-node", file: "node/vertex.mjs", provider: "vertex", argv: []string{"node", "node/vertex.mjs"},
 		calls:    map[string]int{"plain": 1, "stream": 1},
 		function: map[string]string{"plain": "plain", "stream": "stream"}},
 }
@@ -57,6 +66,9 @@ func TestCloudClients(t *testing.T) {
 	setup(t)
 	cloudBuild.once.Do(func() {
 		for _, c := range cloudClients {
+			if c.argv != nil {
+				continue
+			}
 			out, err := exec.Command("go", "build", "-o", filepath.Join(bins.dir, c.name), "./"+filepath.Dir(c.file)).CombinedOutput()
 			if err != nil {
 				cloudBuild.err = err
@@ -82,6 +94,9 @@ func cloudRecordVerifyReplayDrift(t *testing.T, c cloudClient, mode string) {
 	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
 	tf := func(args ...string) []string { return append([]string{bins.traceforge, "--dir", dir}, args...) }
 	argv := []string{filepath.Join(bins.dir, c.name), mode}
+	if c.argv != nil {
+		argv = append(append([]string{}, c.argv...), mode)
+	}
 	self := client{name: c.name}
 
 	fake := startFake(t)
@@ -160,12 +175,26 @@ func checkCloudSources(t *testing.T, c cloudClient, mode, dir string) {
 		if ok {
 			l := lines[line-1]
 			ok = false
-			for _, call := range []string{"Models.GenerateContent(", "Models.GenerateContentStream(", "Models.CountTokens(", "Chat.Completions.New(", "Chat.Completions.NewStreaming("} {
+			for _, call := range []string{"Models.GenerateContent(", "Models.GenerateContentStream(", "Models.CountTokens(", "Chat.Completions.New(", "Chat.Completions.NewStreaming(",
+				"models.generateContent(", "models.generateContentStream(", "chat.completions.create("} {
 				ok = ok || strings.Contains(l, call)
 			}
 		}
 		if !ok {
 			t.Errorf("%s: source.line %d is not the SDK call", filepath.Base(f), line)
 		}
+	}
+}
+
+// TestAzureOpenAINodeEndpointTrap: what docs/providers.md says of
+// openai-node — AzureOpenAI refuses `endpoint` while OPENAI_BASE_URL is
+// set (as it is for every traceforge COMMAND), which is why the client
+// gives baseURL instead.
+func TestAzureOpenAINodeEndpointTrap(t *testing.T) {
+	setup(t)
+	r := run(t, append(cloudEnv(), "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "AZURE_OPENAI_ENDPOINT=http://127.0.0.1:9", "AZURE_OPENAI_API_KEY=k"),
+		"node", "node/azure.mjs", "endpoint-trap")
+	if r.code != 0 || !strings.Contains(r.stdout, "endpoint refused:") || !strings.Contains(r.stdout, "mutually exclusive") {
+		t.Fatalf("want AzureOpenAI to refuse endpoint with OPENAI_BASE_URL set\n%s", r)
 	}
 }
