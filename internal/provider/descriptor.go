@@ -95,8 +95,10 @@ type Descriptor struct {
 	// Bedrock strips the SigV4 signature the client made for traceforge's
 	// host and signs out anew for the upstream (and fills the region into
 	// its default host). An error fails the call (502) before anything is
-	// sent. It is called by record for every forwarded call of the
-	// provider's routes (not for routes nobody serves).
+	// sent. It is called by record for every call forwarded to the
+	// provider's upstream (a route nobody serves that UpstreamOf gives to
+	// the provider included: Vertex AI's location still has to be filled
+	// in) and by verify --live for every call it re-sends.
 	PrepareUpstream func(out *http.Request, body []byte) error
 	// CredentialHeaders carry the provider's credentials: forwarded,
 	// never stored or printed (their values are scrubbed from upstream

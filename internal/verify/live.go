@@ -180,8 +180,14 @@ func chainPhases(snaps []*check.Snapshot) (parents map[int]int, phases [][]int) 
 // the endpoint goes after the base URL's path, and its query (a gateway's
 // ?api-key=…) is kept.
 func liveURL(o LiveOptions, d *provider.Descriptor, e provider.Endpoint) (*url.URL, error) {
-	base, path, p := o.Upstreams[d.Name], d.TrimVersion(string(e)), d.Name
-	u, err := url.Parse(base)
+	// A key endpoint may carry the query that joins its key (Azure
+	// OpenAI's ?api-version=…): it goes after the base URL's own.
+	ep, query, _ := strings.Cut(string(e), "?")
+	base, path, p := o.Upstreams[d.Name], d.TrimVersion(ep), d.Name
+	if base == "" && d.DefaultUpstream == "" {
+		return nil, fmt.Errorf("no %s upstream: give --%s", p, d.UpstreamFlag())
+	}
+	u, err := serve.ParseUpstream(base, d.DefaultUpstream) // a {placeholder} host is kept
 	if err != nil {
 		// Not quoted: the value may hold a key and cannot be redacted.
 		return nil, fmt.Errorf("the %s upstream is not a URL", p)
@@ -189,6 +195,13 @@ func liveURL(o LiveOptions, d *provider.Descriptor, e provider.Endpoint) (*url.U
 	c := *u
 	c.Path = strings.TrimRight(c.Path, "/") + path
 	c.RawPath = ""
+	switch {
+	case query == "":
+	case c.RawQuery == "":
+		c.RawQuery = query
+	default:
+		c.RawQuery += "&" + query
+	}
 	return &c, nil
 }
 
@@ -231,10 +244,13 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 	if err != nil {
 		return liveRun{err: err.Error()}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	// The URL is set, not parsed from its text: a {placeholder} host
+	// (filled in by PrepareUpstream below) has no valid text form.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream.invalid/", bytes.NewReader(body))
 	if err != nil {
 		return liveRun{err: serve.RedactURLIn(err.Error(), target)}
 	}
+	req.URL, req.Host = target, ""
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "traceforge-verify-live")
@@ -244,6 +260,14 @@ func sendLive(ctx context.Context, client *http.Client, o LiveOptions, s *check.
 		}
 	}
 	d.LiveAuth(req.Header, o.Keys[p])
+	if d.PrepareUpstream != nil {
+		// The provider's last word on an outgoing call, as in record
+		// (Vertex AI fills the endpoint's location into its default host).
+		if err := d.PrepareUpstream(req, body); err != nil {
+			return liveRun{err: serve.RedactURLIn(err.Error(), target)}
+		}
+		target = req.URL
+	}
 	// A credential never reaches another provider's upstream (SECURITY.md):
 	// the upstream's family is its host's when known, else p's.
 	to := d.Family
