@@ -91,9 +91,18 @@ func (Predict) Route(method, path string) (provider.Endpoint, bool) {
 
 // Route owns POST …/publishers/anthropic/models/{model}:rawPredict and
 // :streamRawPredict, keyed as :rawPredict (project and location required).
+// …/models/count-tokens:rawPredict, where Anthropic's Vertex clients post
+// count_tokens, is not a Messages call and not routed.
 func (RawPredict) Route(method, path string) (provider.Endpoint, bool) {
+	if p, ok := ParsePath(path); ok && p.Model == countTokensModel {
+		return "", false
+	}
 	return route(method, path, PublisherAnthropic, MethodRawPredict, MethodStreamRawPre)
 }
+
+// countTokensModel is the model segment of Claude's count_tokens on Vertex
+// AI.
+const countTokensModel = "count-tokens"
 
 // BindPath puts the path's model into the stored request (bindPath).
 func (Generate) BindPath(path string, r map[string]any) error    { return bindPath(path, r) }

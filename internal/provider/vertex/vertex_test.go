@@ -31,8 +31,9 @@ func TestRoutes(t *testing.T) {
 		{"GET", proj + "google/models/m:generateContent", Generate{}, ""},
 		{"POST", proj + "google/models/m:computeTokens", Generate{}, ""},
 		{"POST", proj + "meta/models/m:rawPredict", RawPredict{}, ""},
-		{"POST", "/v1/publishers/anthropic/models/m:rawPredict", RawPredict{}, ""}, // Claude has no express mode
-		{"POST", "/v1beta/models/m:generateContent", Generate{}, ""},               // the Gemini API's
+		{"POST", "/v1/publishers/anthropic/models/m:rawPredict", RawPredict{}, ""},    // Claude has no express mode
+		{"POST", proj + "anthropic/models/count-tokens:rawPredict", RawPredict{}, ""}, // Claude's count_tokens
+		{"POST", "/v1beta/models/m:generateContent", Generate{}, ""},                  // the Gemini API's
 		{"POST", "/v2/projects/p/locations/l/publishers/google/models/m:generateContent", Generate{}, ""},
 		{"POST", "/v1/projects//locations/l/publishers/google/models/m:generateContent", Generate{}, ""},
 		{"POST", proj + "google/models/a/b:generateContent", Generate{}, ""},
