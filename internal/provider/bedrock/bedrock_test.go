@@ -339,6 +339,25 @@ func TestPrepareUpstreamBearerPassesThrough(t *testing.T) {
 	}
 }
 
+// TestPrepareUpstreamSignsUnsigned: a request with no credential (verify
+// --live without a Bedrock API key) is signed with traceforge's
+// credentials for its AWS_REGION.
+func TestPrepareUpstreamSignsUnsigned(t *testing.T) {
+	isolateAWS(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTRACEFORGE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "traceforge-secret")
+	t.Setenv("AWS_REGION", "eu-north-1")
+	out, _ := http.NewRequest("POST", "https://placeholder/model/m/converse", nil)
+	out.URL.Host = "bedrock-runtime." + RegionPlaceholder + ".amazonaws.com"
+	if err := prepareUpstream(out, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if a := out.Header.Get("Authorization"); !strings.Contains(a, "Credential=AKIDTRACEFORGE/") || !strings.Contains(a, "/eu-north-1/bedrock/aws4_request") ||
+		out.URL.Host != "bedrock-runtime.eu-north-1.amazonaws.com" {
+		t.Fatalf("%s %s", a, out.URL.Host)
+	}
+}
+
 func TestParseScope(t *testing.T) {
 	s, ok := ParseScope("AWS4-HMAC-SHA256 Credential=AKID/20261128/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=x")
 	if !ok || s.Region != "us-east-1" || s.Service != "bedrock" {

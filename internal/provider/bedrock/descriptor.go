@@ -28,10 +28,12 @@ var Descriptor = &provider.Descriptor{
 	UpstreamHelp:    "Bedrock runtime endpoint URL ({region}: the region the client signed for, else AWS_REGION)",
 	DefaultUpstream: "https://bedrock-runtime." + RegionPlaceholder + ".amazonaws.com",
 	BaseURLEnv:      "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-	// --live authenticates with a Bedrock API key; replay gives the SDKs
-	// dummy credentials and a region when no key is set, so they sign
-	// without reaching the instance metadata endpoint.
-	KeyEnv: []string{"AWS_BEARER_TOKEN_BEDROCK"},
+	// --live authenticates with a Bedrock API key when one is set, else
+	// signs with traceforge's AWS credentials (PrepareUpstream); replay
+	// gives the SDKs dummy credentials and a region when no key is set, so
+	// they sign without reaching the instance metadata endpoint.
+	KeyEnv:      []string{"AWS_BEARER_TOKEN_BEDROCK"},
+	KeyOptional: true,
 	ReplayEnv: []string{
 		"AWS_ACCESS_KEY_ID=" + ReplayCredential,
 		"AWS_SECRET_ACCESS_KEY=" + ReplayCredential,

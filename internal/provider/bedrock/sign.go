@@ -59,11 +59,17 @@ func ParseScope(auth string) (Scope, bool) {
 // signature cannot hold upstream) loses its signature headers and is signed
 // anew with traceforge's own AWS credentials (environment, shared files,
 // the default chain) for the region of the client's credential scope, the
-// escaped path kept; a bearer token (AWS_BEARER_TOKEN_BEDROCK, Bearer
-// ABSK…) and an unsigned request go as they are. The default upstream's
-// {region} is the scope's region, else traceforge's AWS_REGION.
+// escaped path kept; a request with no Authorization at all (verify
+// --live without a key) is signed the same way, for traceforge's
+// AWS_REGION; a bearer token (AWS_BEARER_TOKEN_BEDROCK, Bearer ABSK…) goes
+// as it is. The default upstream's {region} is the scope's region, else
+// traceforge's AWS_REGION.
 func prepareUpstream(out *http.Request, body []byte) error {
-	scope, signed := ParseScope(out.Header.Get("Authorization"))
+	auth := out.Header.Get("Authorization")
+	scope, signed := ParseScope(auth)
+	// A request with no credential at all (verify --live without a Bedrock
+	// API key) is signed with traceforge's credentials too.
+	signed = signed || auth == ""
 	region := scope.Region
 	var cfg aws.Config
 	if signed || region == "" {
