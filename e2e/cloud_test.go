@@ -31,6 +31,9 @@ var cloudClients = []cloudClient{
 	{name: "azure-node", file: "node/azure.mjs", provider: "azure", argv: []string{"node", "node/azure.mjs"},
 		calls:    map[string]int{"plain": 1, "stream": 1},
 		function: map[string]string{"plain": "plain", "stream": "stream"}},
+	{name: "anthropic-vertex-node", file: "node/anthropic-vertex.mjs", provider: "vertex", argv: []string{"node", "node/anthropic-vertex.mjs"},
+		calls:    map[string]int{"plain": 1, "stream": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream"}},
 	{name: "vertex-node", file: "node/vertex.mjs", provider: "vertex", argv: []string{"node", "node/vertex.mjs"},
 		calls:    map[string]int{"plain": 1, "stream": 1},
 		function: map[string]string{"plain": "plain", "stream": "stream"}},
@@ -176,7 +179,7 @@ func checkCloudSources(t *testing.T, c cloudClient, mode, dir string) {
 			l := lines[line-1]
 			ok = false
 			for _, call := range []string{"Models.GenerateContent(", "Models.GenerateContentStream(", "Models.CountTokens(", "Chat.Completions.New(", "Chat.Completions.NewStreaming(",
-				"models.generateContent(", "models.generateContentStream(", "chat.completions.create("} {
+				"models.generateContent(", "models.generateContentStream(", "chat.completions.create(", "messages.create(", "messages.stream("} {
 				ok = ok || strings.Contains(l, call)
 			}
 		}
