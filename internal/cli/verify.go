@@ -400,8 +400,19 @@ func verifyServe(o *verifyOptions, rep *result.VerifyReport, set *check.SetResul
 
 // liveSetup is the resolved upstreams and keys of --live.
 type liveSetup struct {
-	ups  upstreams
-	keys map[provider.Name]string
+	ups   upstreams
+	named map[string]string // --upstream NAME=URL
+	keys  map[provider.Name]string
+}
+
+// shown is d's upstream for people; "none" for a provider without a
+// default that was given none (--live then refuses its snapshots, naming
+// the flag).
+func (s *liveSetup) shown(d *provider.Descriptor) string {
+	if u := s.ups[d.Name]; u != nil {
+		return serve.RedactURL(u)
+	}
+	return "none (--" + d.UpstreamFlag() + ")"
 }
 
 func resolveLive(o *verifyOptions) (*liveSetup, error) {
@@ -409,7 +420,11 @@ func resolveLive(o *verifyOptions) (*liveSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := liveSetup{ups: ups, keys: map[provider.Name]string{}}
+	named, _, err := parseNamedUpstreams(o.Named)
+	if err != nil {
+		return nil, err
+	}
+	s := liveSetup{ups: ups, named: named, keys: map[provider.Name]string{}}
 	for _, d := range registry.Providers() {
 		s.keys[d.Name] = d.LiveKey(o.IO.Getenv)
 	}
@@ -426,7 +441,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 	for _, d := range registry.Providers() {
 		if need[string(d.Name)] && !d.KeyOptional && s.keys[d.Name] == "" {
 			names := d.KeyNames()
-			return usageErr("export "+names[0]+"=… (the key of "+serve.RedactURL(s.ups[d.Name])+"); --live sends real requests",
+			return usageErr("export "+names[0]+"=… (the key of "+s.shown(d)+"); --live sends real requests",
 				"--live needs %s: the set has %s snapshots", strings.Join(names, " or "), d.Title)
 		}
 	}
@@ -451,7 +466,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 	}
 	for _, d := range registry.Providers() {
 		if need[string(d.Name)] {
-			rep.Upstreams = append(rep.Upstreams, string(d.Name)+": "+serve.RedactURL(s.ups[d.Name]))
+			rep.Upstreams = append(rep.Upstreams, string(d.Name)+": "+s.shown(d))
 		}
 	}
 	rep.LiveRuns = o.Runs
@@ -465,7 +480,7 @@ func verifyLive(o *verifyOptions, s *liveSetup, cfg *check.Config, rep *result.V
 	defer cancel()
 	lo := verify.LiveOptions{
 		Snapshots: snaps, Display: rep.Dir, Runs: o.Runs, Concurrency: o.Concurrency,
-		Upstreams: s.ups.strings(), Keys: s.keys,
+		Upstreams: s.ups.strings(), Named: s.named, Keys: s.keys,
 		FailOn: rep.FailOn, Totals: totals,
 	}
 	var bar *progress

@@ -39,6 +39,9 @@ type LiveOptions struct {
 	// Upstreams are the base URLs by provider, as the SDKs' base-URL
 	// variables hold them (Descriptor.BaseURLEnv: OpenAI's with its /v1).
 	Upstreams map[provider.Name]string
+	// Named are the named OpenAI-compatible upstreams (--upstream
+	// NAME=URL): a stored endpoint /u/NAME/… is re-sent to NAME's URL.
+	Named map[string]string
 	// Keys are the keys by provider, put on each request by the
 	// provider's Descriptor.LiveAuth.
 	Keys map[provider.Name]string
@@ -184,7 +187,12 @@ func liveURL(o LiveOptions, d *provider.Descriptor, e provider.Endpoint) (*url.U
 	// OpenAI's ?api-version=…): it goes after the base URL's own.
 	ep, query, _ := strings.Cut(string(e), "?")
 	base, path, p := o.Upstreams[d.Name], d.TrimVersion(ep), d.Name
-	if base == "" && d.DefaultUpstream == "" {
+	if name, rest, ok := registry.SplitNamed(ep); ok {
+		if base = o.Named[name]; base == "" {
+			return nil, fmt.Errorf("no upstream named %s: give --upstream %s=URL", name, name)
+		}
+		path = d.TrimVersion(rest)
+	} else if base == "" && d.DefaultUpstream == "" {
 		return nil, fmt.Errorf("no %s upstream: give --%s", p, d.UpstreamFlag())
 	}
 	u, err := serve.ParseUpstream(base, d.DefaultUpstream) // a {placeholder} host is kept

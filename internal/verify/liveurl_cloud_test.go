@@ -41,3 +41,16 @@ func TestLiveURLCloud(t *testing.T) {
 		t.Fatalf("vertex: %s", req.URL)
 	}
 }
+
+// TestLiveURLNamed: a named upstream's snapshot is re-sent to the URL
+// --upstream gives it, its path prefix kept; without one, the flag is named.
+func TestLiveURLNamed(t *testing.T) {
+	o := LiveOptions{Named: map[string]string{"groq": "https://api.groq.com/openai/v1"}}
+	u, err := liveURL(o, registry.Provider(provider.OpenAI), "/u/groq/v1/chat/completions")
+	if err != nil || u.String() != "https://api.groq.com/openai/v1/chat/completions" {
+		t.Fatalf("named: %v %v", u, err)
+	}
+	if _, err := liveURL(o, registry.Provider(provider.OpenAI), "/u/together/v1/chat/completions"); err == nil || !strings.Contains(err.Error(), "--upstream together=URL") {
+		t.Fatalf("unknown name: %v", err)
+	}
+}
