@@ -36,8 +36,9 @@ type BedrockOptions struct {
 // Bedrock is a fake Amazon Bedrock runtime API on a loopback port: POST
 // /model/{modelId}/converse (JSON) and /converse-stream (AWS event-stream
 // frames with :event-type, :content-type and :message-type headers, each
-// event padded with "p" as Bedrock does), and /invoke and
-// /invoke-with-response-stream for Anthropic's models (see invoke). A request must carry either a
+// event padded with "p" as Bedrock does), /invoke and
+// /invoke-with-response-stream for Anthropic's models (see invoke), and
+// /count-tokens (see countTokens). A request must carry either a
 // SigV4 signature that its own credentials verify — recomputed with
 // aws-sdk-go-v2's v4 signer over the method, the escaped path, the query,
 // the signed headers and the body's SHA-256 — or a bearer token (a Bedrock
@@ -125,7 +126,7 @@ func (b *Bedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	model, op, ok := bedrockPath(r.URL.Path)
 	invoke := op == "invoke" || op == "invoke-with-response-stream"
-	if !ok || r.Method != http.MethodPost || (op != "converse" && op != "converse-stream" && !invoke) {
+	if !ok || r.Method != http.MethodPost || (op != "converse" && op != "converse-stream" && op != "count-tokens" && !invoke) {
 		bedrockError(w, http.StatusNotFound, "UnknownOperationException", "")
 		return
 	}
@@ -139,6 +140,10 @@ func (b *Bedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if invoke {
 		b.invoke(w, model, op == "invoke-with-response-stream", body, o)
+		return
+	}
+	if op == "count-tokens" {
+		b.countTokens(w, body, o)
 		return
 	}
 	var req converseRequest
@@ -472,4 +477,30 @@ func (b *Bedrock) invoke(w http.ResponseWriter, model string, stream bool, body 
 			flusher.Flush()
 		}
 	}
+}
+
+// countTokens answers CountTokens: {"input": {"converse": {messages,
+// system}}} or {"input": {"invokeModel": {"body": "…"}}}; inputTokens
+// counts words as the answers' usage does.
+func (b *Bedrock) countTokens(w http.ResponseWriter, body []byte, o BedrockOptions) {
+	var in struct {
+		Input struct {
+			Converse    *converseRequest `json:"converse"`
+			InvokeModel *struct {
+				Body string `json:"body"`
+			} `json:"invokeModel"`
+		} `json:"input"`
+	}
+	if json.Unmarshal(body, &in) != nil || (in.Input.Converse == nil && in.Input.InvokeModel == nil) {
+		bedrockError(w, http.StatusBadRequest, "ValidationException", "The provided request is not valid")
+		return
+	}
+	n := 0
+	if q := in.Input.Converse; q != nil {
+		n = q.answer(&call{opts: o.Options}).promptTokens
+	} else {
+		n = words(in.Input.InvokeModel.Body)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(marshal(fields("inputTokens", n), ""))
 }

@@ -26,8 +26,10 @@ type ExchangeRoute struct {
 	// Path is the route's pattern, matched against the end of a called
 	// path (any base-URL prefix is allowed, as for the LLM routes):
 	// literal segments, "{name}" for one non-empty segment (an id, kept in
-	// the endpoint), and "{name}:verb" for a segment ending in ":verb"
-	// (Gemini's models/{model}:countTokens).
+	// the endpoint), "{name}:verb" for a segment ending in ":verb"
+	// (Gemini's models/{model}:countTokens), and "{name+}" for one
+	// non-empty segment that may hold ":" (Bedrock's model ids,
+	// anthropic.claude-3-haiku-20240307-v1:0).
 	Path string
 	// Body, when set, makes the route an exchange only for the request
 	// bodies it accepts, even on an LLM call's route: OpenAI's POST
@@ -83,7 +85,7 @@ func matchSegments(pat, segs []string) bool {
 			if !strings.HasSuffix(s, verb) || len(s) == len(verb) {
 				return false
 			}
-		} else if strings.Contains(s, ":") {
+		} else if strings.Contains(s, ":") && p[end-1] != '+' {
 			return false // {id} never takes a segment that names a method
 		}
 	}

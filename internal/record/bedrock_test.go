@@ -424,3 +424,39 @@ func TestBedrockDefaults(t *testing.T) {
 		t.Errorf("static verification under the preset: %s", f.Error())
 	}
 }
+
+// TestBedrockCountTokens: CountTokens is an exchange of Bedrock's (the model
+// id's ":" kept in its route), re-signed for its upstream and recorded as an
+// exchange record under bedrock/.
+func TestBedrockCountTokens(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	body := []byte(`{"input":{"converse":{"messages":[{"role":"user","content":[{"text":"count these four words"}]}]}}}`)
+	r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/count-tokens", body, nil)
+	if r.status != 200 || string(bytes.TrimSpace(r.body)) != `{"inputTokens":4}` || fake.Signed() != 1 {
+		t.Fatalf("%d %s (signed %d)", r.status, r.body, fake.Signed())
+	}
+	if s := p.finish(); s.Failed() {
+		t.Fatalf("summary:\n%s", summaryText(s))
+	}
+	snaps := snapshots(t, dir)
+	if len(snaps) != 1 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	for rel, data := range snaps {
+		rec := readRecord(t, data)
+		if !strings.HasPrefix(rel, "bedrock/") || rec["endpoint"] != "POST /model/"+bedrockModel+"/count-tokens" {
+			t.Errorf("%s: endpoint %v", rel, rec["endpoint"])
+		}
+		for _, secret := range []string{"AWS4-HMAC-SHA256", appKeyID, tfKeyID} {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %s", rel, secret)
+			}
+		}
+	}
+	verifySet(t, dir)
+}

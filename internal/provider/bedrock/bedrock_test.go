@@ -369,3 +369,9 @@ func TestParseScope(t *testing.T) {
 		}
 	}
 }
+
+func TestCountTokensIsAnExchange(t *testing.T) {
+	if !IsExchange("POST", "/model/anthropic.claude-3-haiku-20240307-v1:0/count-tokens") || IsExchange("GET", "/model/m/count-tokens") || IsExchange("POST", "/model/m/converse") {
+		t.Fatal("count-tokens routes")
+	}
+}

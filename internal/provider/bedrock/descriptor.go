@@ -25,6 +25,7 @@ var Descriptor = &provider.Descriptor{
 	Family:          provider.FamilyAWS,
 	Since:           "1.2.0",
 	Formats:         []provider.Format{NewConverse(), NewInvokeAnthropic()},
+	ExchangeRoutes:  exchangeRoutes,
 	UpstreamHelp:    "Bedrock runtime endpoint URL ({region}: the region the client signed for, else AWS_REGION)",
 	DefaultUpstream: "https://bedrock-runtime." + RegionPlaceholder + ".amazonaws.com",
 	BaseURLEnv:      "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",

@@ -252,6 +252,7 @@ func ErrorFormat(r *http.Request) provider.Format {
 // item 8): the routed format's; else /api/… goes to Ollama; a Vertex AI
 // resource path (…/projects/{p}/locations/{l}/…, …/publishers/…/models/…)
 // to Vertex AI; …/openai/deployments/… and …/openai/v1/… to Azure OpenAI;
+// Bedrock's exchange routes (POST …/model/{id}/count-tokens) to Bedrock;
 // a request with
 // an x-goog-api-key header, a key= query parameter, a /v1beta/ or
 // /v1alpha/ segment, or a …/v1/models/X:method path goes to Gemini; else
@@ -272,6 +273,9 @@ func UpstreamOf(r *http.Request) provider.Name {
 	}
 	if strings.Contains(path, "/openai/deployments/") || strings.Contains(path, "/openai/v1/") {
 		return azure.Name
+	}
+	if bedrock.IsExchange(r.Method, path) {
+		return bedrock.Name
 	}
 	if r.Header.Get("x-goog-api-key") != "" || r.URL.Query().Has("key") ||
 		strings.Contains(path+"/", "/v1beta/") || strings.Contains(path+"/", "/v1alpha/") {
