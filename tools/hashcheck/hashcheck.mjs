@@ -45,7 +45,7 @@ import path from 'node:path';
 import process from 'node:process';
 import canonicalize from 'canonicalize';
 
-const PROVIDERS = ['anthropic', 'gemini', 'ollama', 'openai'];
+const PROVIDERS = ['anthropic', 'azure', 'gemini', 'ollama', 'openai', 'vertex'];
 const ID_FILE = /^[0-9a-f]{12}\.json$/;
 
 const sha256hex = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -104,9 +104,15 @@ export const isExchange = (endpoint) => /^[A-Z]+ \//.test(endpoint);
 export function keyRequest(provider, request, endpoint, parent) {
   if (isExchange(endpoint)) return request;
   if (provider === 'gemini') return request; // no key-only rules: streaming is in the path
+  // Vertex AI: Gemini's wire (no key-only rules) but for Claude's
+  // rawPredict, Anthropic's.
+  const anthropicWire = provider === 'anthropic' || (provider === 'vertex' && endpoint.includes('/publishers/anthropic/'));
+  if (provider === 'vertex' && !anthropicWire) return request;
   let r = Object.fromEntries(Object.entries(request).filter(([k]) => k !== 'stream' && k !== 'stream_options'));
-  if (endpoint === '/v1/responses') return responsesKeyRequest(r, parent);
-  if (provider === 'anthropic' && typeof r.system === 'string') r = withMember(r, 'system', textBlocks(r.system));
+  // Responses: OpenAI's (a named upstream's /u/NAME/v1/responses too) and
+  // Azure OpenAI's /openai/v1/responses[?api-version=…].
+  if (/\/v1\/responses(\?|$)/.test(endpoint)) return responsesKeyRequest(r, parent);
+  if (anthropicWire && typeof r.system === 'string') r = withMember(r, 'system', textBlocks(r.system));
   if (!Array.isArray(r.messages)) return r;
   const ids = new Map();
   const renumber = (id) => {
@@ -117,7 +123,7 @@ export function keyRequest(provider, request, endpoint, parent) {
   const messages = r.messages.map((m) => {
     if (!isObject(m)) return m;
     let c = { ...m };
-    if (provider === 'anthropic') {
+    if (anthropicWire) {
       if (typeof c.content === 'string') {
         c = withMember(c, 'content', textBlocks(c.content));
       } else if (Array.isArray(c.content)) {
