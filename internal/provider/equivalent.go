@@ -1,5 +1,7 @@
 package provider
 
+import "strings"
+
 // EquivalentMembers lists, for a key endpoint, groups of request members
 // (JSON pointers) that play the same part: OpenAI chat completions'
 // max_completion_tokens satisfies the max_tokens requirement, and a request
@@ -7,7 +9,10 @@ package provider
 // (DESIGN §13.2) never sets a member of a group when another one is
 // present.
 func EquivalentMembers(endpoint Endpoint) [][]string {
-	if endpoint == "/v1/chat/completions" {
+	// Any chat completions route: OpenAI's, a named upstream's, Azure
+	// OpenAI's (…/openai/deployments/{d}/chat/completions?api-version=…).
+	e, _, _ := strings.Cut(string(endpoint), "?")
+	if strings.HasSuffix(e, "/chat/completions") {
 		return [][]string{{"/max_completion_tokens", "/max_tokens"}}
 	}
 	return nil

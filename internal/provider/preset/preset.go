@@ -77,6 +77,13 @@ const (
 	// is in the path.
 	bedrockConverse = "/model/*/converse"
 	bedrockInvoke   = "/model/*/invoke"
+	// Claude on Vertex AI (Anthropic's body; the model is in the path) and
+	// Azure OpenAI (OpenAI's bodies; the deployment and api-version are in
+	// the endpoint).
+	vertexClaude     = "*/publishers/anthropic/models/*:rawPredict"
+	azureChat        = "/openai/*/chat/completions*"
+	azureCompletions = "/openai/deployments/*/completions*"
+	azureResponses   = "/openai/v1/responses*"
 )
 
 // Seed is the seed the deterministic preset sets.
@@ -122,6 +129,15 @@ func deterministic() Preset {
 	add("*", responses, map[string]any{"/temperature": 0, "/max_output_tokens": 4096})
 	p.Defaults = append(p.Defaults, Rule{Model: "*", Endpoint: messages, When: thinking, Set: map[string]any{"/temperature": 1, "/max_tokens": 16384}})
 	add("*", messages, map[string]any{"/temperature": 0, "/max_tokens": 4096})
+	p.Defaults = append(p.Defaults, Rule{Model: "*", Endpoint: vertexClaude, When: thinking, Set: map[string]any{"/temperature": 1, "/max_tokens": 16384}})
+	add("*", vertexClaude, map[string]any{"/temperature": 0, "/max_tokens": 4096})
+	for _, m := range reasoning {
+		add(m, azureChat, map[string]any{"/temperature": 1, "/max_completion_tokens": 32768})
+		add(m, azureResponses, map[string]any{"/max_output_tokens": 32768})
+	}
+	add("*", azureChat, map[string]any{"/temperature": 0, "/seed": Seed, "/max_completion_tokens": 4096})
+	add("*", azureCompletions, map[string]any{"/temperature": 0, "/seed": Seed, "/max_tokens": 16})
+	add("*", azureResponses, map[string]any{"/temperature": 0, "/max_output_tokens": 4096})
 	add("*", gemini, map[string]any{"/generationConfig/temperature": 0, "/generationConfig/seed": Seed, "/generationConfig/maxOutputTokens": 8192})
 	add("*", bedrockConverse, map[string]any{"/inferenceConfig/temperature": 0, "/inferenceConfig/maxTokens": 4096})
 	add("*", bedrockInvoke, map[string]any{"/temperature": 0, "/max_tokens": 4096})
@@ -162,6 +178,20 @@ func provider() Preset {
 	}
 	add("*", responses, map[string]any{"/temperature": 1, "/max_output_tokens": 4096})
 	add("*", messages, map[string]any{"/temperature": 1, "/max_tokens": 4096})
+	add("*", vertexClaude, map[string]any{"/temperature": 1, "/max_tokens": 4096})
+	for _, l := range limits {
+		add(l.model, azureChat, map[string]any{"/temperature": 1, "/max_completion_tokens": l.max})
+	}
+	add("*", azureChat, map[string]any{"/temperature": 1, "/max_completion_tokens": 4096})
+	add("*", azureCompletions, map[string]any{"/temperature": 1, "/max_tokens": 16})
+	for _, l := range limits {
+		set := map[string]any{"/temperature": 1, "/max_output_tokens": l.max}
+		if isReasoning(l.model) {
+			delete(set, "/temperature")
+		}
+		add(l.model, azureResponses, set)
+	}
+	add("*", azureResponses, map[string]any{"/temperature": 1, "/max_output_tokens": 4096})
 	add("gemini-2.5*", gemini, map[string]any{"/generationConfig/temperature": 1, "/generationConfig/maxOutputTokens": 65536})
 	add("*", gemini, map[string]any{"/generationConfig/temperature": 1, "/generationConfig/maxOutputTokens": 8192})
 	// Claude's default temperature is 1 on Bedrock as on Anthropic's API;
