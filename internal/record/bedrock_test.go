@@ -24,8 +24,8 @@ import (
 	"github.com/traceforge/traceforge/internal/provider/bedrock"
 	"github.com/traceforge/traceforge/internal/provider/preset"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/serve"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // The credentials of the test: the application's (what its SDK signs
