@@ -160,28 +160,38 @@ type block struct {
 // kind (citation, image, toolResult) is refused (provider.ErrMalformed),
 // never guessed.
 type assembler struct {
-	fr        FrameReader
-	err       error
-	streamErr error
-	role      any
-	blocks    map[int64]*block
-	stop      map[string]any // messageStop's members
-	meta      map[string]any // metadata's members
-	held      int64
+	frameFeed
+	role   any
+	blocks map[int64]*block
+	stop   map[string]any // messageStop's members
+	meta   map[string]any // metadata's members
+	held   int64
 }
 
 // Held is the number of bytes the assembler holds (provider.SizedAssembler).
 func (a *assembler) Held() int64 { return a.held + int64(a.fr.Pending()) }
 
-func (a *assembler) Write(p []byte) (int, error) {
-	if a.err != nil {
-		return len(p), a.err
+func (a *assembler) Write(p []byte) (int, error) { return a.feed(p, a.frame) }
+
+// frameFeed is what the event-stream assemblers share: the frame reader,
+// the framing error that fails every later Write, and the stream error (an
+// exception frame) after which the rest is ignored.
+type frameFeed struct {
+	fr        FrameReader
+	err       error
+	streamErr error
+}
+
+// feed hands the frames completed by p to frame.
+func (f *frameFeed) feed(p []byte, frame func(Frame) error) (int, error) {
+	if f.err != nil {
+		return len(p), f.err
 	}
-	if a.streamErr != nil {
+	if f.streamErr != nil {
 		return len(p), nil
 	}
-	if err := a.fr.Feed(p, a.frame); err != nil {
-		a.err = err
+	if err := f.fr.Feed(p, frame); err != nil {
+		f.err = err
 		return len(p), err
 	}
 	return len(p), nil

@@ -135,25 +135,11 @@ func (InvokeAnthropic) RecordSchema() string { return "#/$defs/bedrockInvokeAnth
 // chunkAssembler feeds the Anthropic events carried by chunk frames to an
 // Anthropic assembler.
 type chunkAssembler struct {
-	fr        FrameReader
-	inner     provider.Assembler
-	err       error
-	streamErr error
+	frameFeed
+	inner provider.Assembler
 }
 
-func (a *chunkAssembler) Write(p []byte) (int, error) {
-	if a.err != nil {
-		return len(p), a.err
-	}
-	if a.streamErr != nil {
-		return len(p), nil
-	}
-	if err := a.fr.Feed(p, a.frame); err != nil {
-		a.err = err
-		return len(p), err
-	}
-	return len(p), nil
-}
+func (a *chunkAssembler) Write(p []byte) (int, error) { return a.feed(p, a.frame) }
 
 func (a *chunkAssembler) frame(f Frame) error {
 	n := a.fr.Frames()
