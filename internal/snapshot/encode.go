@@ -176,38 +176,7 @@ func appendCanonical(dst []byte, v any, flush func([]byte) []byte) ([]byte, erro
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		// The members are gathered once (no lookup per key afterwards) and
-		// sorted; up to 16 of them in an array on the stack (most objects).
-		// Every key is checked before any value is written.
-		var small [16]member
-		ms := small[:0]
-		ascii := true
-		for k, v := range x {
-			if !isASCII(k) {
-				if !utf8.ValidString(k) {
-					return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
-				}
-				ascii = false
-			}
-			ms = append(ms, member{k, v})
-		}
-		sortMembers(ms, ascii)
-		dst = append(dst, '{')
-		for i, m := range ms {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJCSString(dst, m.k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendCanonical(dst, m.v, flush); err != nil {
-				return nil, err
-			}
-			if flush != nil && len(dst) >= canonicalChunk {
-				dst = flush(dst)
-			}
-		}
-		return append(dst, '}'), nil
+		return appendCanonicalObject(dst, x, "", false, flush)
 	}
 	// Other Go values (built by callers, never read from files): serialize
 	// and let the library canonicalize.

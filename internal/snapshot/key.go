@@ -76,35 +76,7 @@ func RecordHash(record map[string]any) (string, error) {
 // appendCanonicalWithout appends the RFC 8785 bytes of the object x without
 // its member skip: what AppendCanonical writes for a copy of x without it.
 func appendCanonicalWithout(dst []byte, x map[string]any, skip string) ([]byte, error) {
-	var small [16]member
-	ms := small[:0]
-	ascii := true
-	for k, v := range x {
-		if k == skip {
-			continue
-		}
-		if !isASCII(k) {
-			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
-			}
-			ascii = false
-		}
-		ms = append(ms, member{k, v})
-	}
-	sortMembers(ms, ascii)
-	dst = append(dst, '{')
-	for i, m := range ms {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendJCSString(dst, m.k)
-		dst = append(dst, ':')
-		var err error
-		if dst, err = appendCanonical(dst, m.v, nil); err != nil {
-			return nil, err
-		}
-	}
-	return append(dst, '}'), nil
+	return appendCanonicalObject(dst, x, skip, true, nil)
 }
 
 // FileHash is "sha256:" + hex(sha256(JCS({"version", "snapshots": [record hashes]}))),
@@ -136,3 +108,42 @@ func FileHash(version string, recordHashes []string) (string, error) {
 
 // DocumentHash hashes a document (manifest) without its "hash" member.
 func DocumentHash(doc map[string]any) (string, error) { return RecordHash(doc) }
+
+// appendCanonicalObject appends the canonical bytes of object x, without
+// its member skip when skipping. The members are gathered once (no lookup
+// per key afterwards) and sorted; up to 16 of them in an array on the stack
+// (most objects). Every key is checked before any value is written.
+func appendCanonicalObject(dst []byte, x map[string]any, skip string, skipping bool, flush func([]byte) []byte) ([]byte, error) {
+	var small [16]member
+	ms := small[:0]
+	ascii := true
+	for k, v := range x {
+		if skipping && k == skip {
+			continue
+		}
+		if !isASCII(k) {
+			if !utf8.ValidString(k) {
+				return nil, fmt.Errorf("canonicalize: object key is not valid UTF-8")
+			}
+			ascii = false
+		}
+		ms = append(ms, member{k, v})
+	}
+	sortMembers(ms, ascii)
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJCSString(dst, m.k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendCanonical(dst, m.v, flush); err != nil {
+			return nil, err
+		}
+		if flush != nil && len(dst) >= canonicalChunk {
+			dst = flush(dst)
+		}
+	}
+	return append(dst, '}'), nil
+}
