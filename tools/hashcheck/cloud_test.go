@@ -2,19 +2,13 @@ package hashcheck_test
 
 import (
 	"bytes"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
-	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/azure"
 	"github.com/traceforge/traceforge/internal/provider/vertex"
 	"github.com/traceforge/traceforge/internal/record"
 	"github.com/traceforge/traceforge/internal/render"
-	"github.com/traceforge/traceforge/internal/serve"
 )
 
 // TestNodeAgreesOnCloudProviders: Vertex AI (Gemini's wire, and Claude's
@@ -24,30 +18,15 @@ import (
 func TestNodeAgreesOnCloudProviders(t *testing.T) {
 	t.Parallel()
 	node(t)
-	fake := httptest.NewServer(fakeupstream.New(fakeupstream.Options{}))
-	defer fake.Close()
-	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", ManifestInterval: -1,
-		Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", vertex.Name: fake.URL, azure.Name: fake.URL},
-		Named:     map[string]string{"groq": fake.URL + "/openai/v1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	p := startRecording(t, func(fake string, cfg *record.Config) {
+		cfg.Upstreams = map[provider.Name]string{provider.OpenAI: fake + "/v1", vertex.Name: fake, azure.Name: fake}
+		cfg.Named = map[string]string{"groq": fake + "/openai/v1"}
+	})
+	dir, srv, rec := p.dir, p.srv, p.rec
 	do := func(path, body string, hdr ...string) {
-		req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader([]byte(body)))
-		req.Header.Set("X-Traceforge-Source", "app.py:7:main")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		t.Helper()
+		if status, b := p.send("POST", path, body, hdr...); status != 200 {
+			t.Fatalf("%s: %d %s", path, status, b)
 		}
 	}
 	const vx = "/v1/projects/p/locations/us-central1/publishers/"

@@ -1,19 +1,13 @@
 package hashcheck_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/traceforge/traceforge/internal/fakeupstream"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/record"
-	"github.com/traceforge/traceforge/internal/serve"
 	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
@@ -24,28 +18,13 @@ import (
 func TestNodeAgreesOnExchanges(t *testing.T) {
 	t.Parallel()
 	node(t)
-	fake := httptest.NewServer(fakeupstream.New(fakeupstream.Options{}))
-	defer fake.Close()
-	dir := filepath.Join(t.TempDir(), ".ai-snapshots")
-	rec, err := record.New(record.Config{Dir: dir, Display: ".ai-snapshots", ManifestInterval: -1,
-		Upstreams: map[provider.Name]string{provider.OpenAI: fake.URL + "/v1", provider.Anthropic: fake.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serve.Guard(rec.Handler(), nil, record.Refuse))
+	p := startRecording(t, func(fake string, cfg *record.Config) {
+		cfg.Upstreams = map[provider.Name]string{provider.OpenAI: fake + "/v1", provider.Anthropic: fake}
+	})
+	dir, srv, rec := p.dir, p.srv, p.rec
 	do := func(method, path, body string, hdr ...string) []byte {
-		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader([]byte(body)))
-		req.Header.Set("Authorization", "Bearer sk-test")
-		req.Header.Set("X-Traceforge-Source", "app.py:7:main")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		t.Helper()
+		_, b := p.send(method, path, body, append([]string{"Authorization", "Bearer sk-test"}, hdr...)...)
 		return b
 	}
 	do("POST", "/v1/responses/input_tokens", `{"model":"gpt-4.1-mini","input":"count me"}`)
