@@ -87,6 +87,7 @@ var bom = []byte("\xEF\xBB\xBF")
 // SSEEvent is one dispatched server-sent event.
 type SSEEvent struct {
 	Name string // the "event:" field, "" when absent
+	ID   string // the event's own "id:" field, "" when absent
 	Data []byte // data lines joined with "\n"
 	Num  int    // 1-based number of the event in the stream
 }
@@ -99,6 +100,7 @@ type SSEParser struct {
 	lines   lineScanner
 	started bool
 	event   string
+	id      string
 	data    []byte
 	hasData bool
 	count   int
@@ -115,12 +117,12 @@ func (p *SSEParser) Feed(b []byte, dispatch func(SSEEvent) error) error {
 		}
 		if len(line) == 0 {
 			if !p.hasData {
-				p.event = ""
+				p.event, p.id = "", ""
 				return nil
 			}
 			p.count++
-			ev := SSEEvent{Name: p.event, Data: p.data, Num: p.count}
-			p.event, p.hasData = "", false
+			ev := SSEEvent{Name: p.event, ID: p.id, Data: p.data, Num: p.count}
+			p.event, p.id, p.hasData = "", "", false
 			err := dispatch(ev)
 			p.data = p.data[:0]
 			return err
@@ -129,6 +131,8 @@ func (p *SSEParser) Feed(b []byte, dispatch func(SSEEvent) error) error {
 		switch name {
 		case "event":
 			p.event = string(value)
+		case "id":
+			p.id = string(value)
 		case "data":
 			if p.hasData {
 				p.data = append(p.data, '\n')

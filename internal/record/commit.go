@@ -23,9 +23,10 @@ import (
 // a source-only rewrite, a changed snapshot, or a listed problem
 // (nondeterminism, id collision, refused by the checks). Calls with the same
 // key are serialized by the key's lock; different keys commit in parallel.
-// wire is a plain answer kept as text instead of body (DESIGN §13.4), ""
+// a.wire is a plain answer kept as text instead of body (DESIGN §13.4), ""
 // when body holds it.
-func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snapshot.Fields, latency int64) {
+func (r *Recorder) commit(c *call, a answer) {
+	fields := a.fields
 	req := c.req
 	p := string(req.Provider)
 	key, id := req.Key, req.ID()
@@ -36,7 +37,7 @@ func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snap
 	// whatever becomes of its snapshot: that is what the run spent.
 	// --only-missing hits never reach the upstream and are not counted.
 	model, _ := req.Body["model"].(string)
-	r.totals.Add(p, string(req.Endpoint), model, snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body})
+	r.totals.Add(p, string(req.Endpoint), model, snapshot.Response{Fields: fields, LatencyMS: a.latency, Stream: req.Stream, Body: a.body})
 	r.mu.Lock()
 	r.counts.tokens += fields.TokensUsed
 	st := r.run[key]
@@ -58,7 +59,7 @@ func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snap
 		n := st.answers
 		st.answers++
 		if diff := provider.MeaningDiff(st.latest(), fields); len(diff) > 0 {
-			r.commitOccurrence(c, st, n, body, wire, fields, latency, diff)
+			r.commitOccurrence(c, st, n, a, diff)
 			return
 		}
 		if st.isOK() {
@@ -91,7 +92,7 @@ func (r *Recorder) commit(c *call, body map[string]any, wire string, fields snap
 		r.count(func(c *counts) { c.unchanged++ })
 		return
 	}
-	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body, Wire: wire}
+	resp := a.response(req.Stream)
 	// The key and the lineage were computed once, when the call was parsed.
 	err := c.linErr
 	var rec map[string]any

@@ -28,7 +28,8 @@ func (s *keyState) latest() snapshot.Fields {
 // offline. It is still nondeterminism: listed (record exits 1) and
 // reported by verify, unless a policy exception relaxes temperature for
 // the model, when it is only logged. st (the request's state) is locked.
-func (r *Recorder) commitOccurrence(c *call, st *keyState, n int, body map[string]any, wire string, fields snapshot.Fields, latency int64, diff []string) {
+func (r *Recorder) commitOccurrence(c *call, st *keyState, n int, a answer, diff []string) {
+	fields := a.fields
 	req := c.req
 	p := string(req.Provider)
 	key := registry.OccurrenceKey(req.Key, n)
@@ -64,7 +65,7 @@ func (r *Recorder) commitOccurrence(c *call, st *keyState, n int, body map[strin
 		r.count(func(c *counts) { c.unchanged++ })
 		return
 	}
-	resp := snapshot.Response{Fields: fields, LatencyMS: latency, Stream: req.Stream, Body: body, Wire: wire}
+	resp := a.response(req.Stream)
 	err := c.linErr
 	var rec map[string]any
 	if err == nil {

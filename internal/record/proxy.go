@@ -403,6 +403,7 @@ func (r *Recorder) modifyResponse(resp *http.Response) error {
 	}
 	if t.sse {
 		t.asm = c.req.Format.NewAssembler()
+		t.wire = newWireCapture(c.req.Format, func() int64 { return max(r.now().Sub(c.start).Milliseconds(), 0) })
 	}
 	if c.addedUsage && t.sse {
 		// The application did not ask for usage: it gets the stream without

@@ -32,6 +32,7 @@ type tee struct {
 	in           io.Reader
 
 	asm     provider.Assembler
+	wire    *wireCapture // the stream's events as sent (response.wire)
 	strip   io.WriteCloser
 	pending bytes.Buffer // stripped bytes not yet handed out
 	scratch []byte
@@ -120,7 +121,8 @@ func (t *tee) observe(b []byte) {
 	t.fed += int64(len(b))
 	if t.sse && t.observedEncoding() == "" {
 		_, _ = t.asm.Write(b) // a malformed stream is reported by Done
-		if t.assemblerTooLarge() {
+		t.wire.write(b)
+		if t.assemblerTooLarge() || t.wire.size > maxSnapshot {
 			t.tooLarge = true
 		}
 		return
@@ -157,7 +159,8 @@ func (t *tee) feed(d io.Reader) error {
 		if n > 0 {
 			t.fed += int64(n)
 			_, _ = t.asm.Write(buf[:n])
-			if t.assemblerTooLarge() {
+			t.wire.write(buf[:n])
+			if t.assemblerTooLarge() || t.wire.size > maxSnapshot {
 				t.tooLarge = true
 				return nil
 			}
@@ -244,9 +247,13 @@ func (r *Recorder) complete(t *tee) {
 		}
 	}
 	var body map[string]any
-	wire := "" // a plain answer kept as text (DESIGN §13.4)
+	wire := ""                     // a plain answer kept as text (DESIGN §13.4)
+	var events *snapshot.WireStream // a stream's events as sent
 	if t.sse {
 		b, err := t.asm.Done()
+		if err == nil {
+			events, err = t.wire.done()
+		}
 		if err != nil {
 			if errors.Is(err, provider.ErrInconsistent) {
 				fail(KindBadResponse, fmt.Sprintf("the stream contradicts itself (%v): the SDKs disagree on what such a stream means, so it is refused, not guessed; not snapshotted", err),
@@ -306,5 +313,61 @@ func (r *Recorder) complete(t *tee) {
 	if wire != "" {
 		body = nil // the stored answer is the text
 	}
-	r.commit(c, body, wire, fields, latency)
+	r.commit(c, answer{body: body, wire: wire, events: events, fields: fields, latency: latency})
+}
+
+// answer is what a completed call stores as its response.
+type answer struct {
+	body    map[string]any
+	wire    string               // a plain answer kept as text
+	events  *snapshot.WireStream // a stream's events as sent
+	fields  snapshot.Fields
+	latency int64
+}
+
+// response is the stored response of a: Stream is the request's.
+func (a answer) response(stream bool) snapshot.Response {
+	return snapshot.Response{Fields: a.fields, LatencyMS: a.latency, Stream: stream, Body: a.body, Wire: a.wire, Events: a.events}
+}
+
+// wireCapture records a stream's events as the provider sent them (format
+// 1.2.0 response.wire, DESIGN §13.4), each with its offset from the call's
+// arrival, through the format's framing (provider.FramingOf).
+type wireCapture struct {
+	framing provider.Framing
+	split   provider.WireCapture
+	ms      func() int64
+	events  []snapshot.WireEvent
+	size    int64 // payload bytes held
+	err     error
+}
+
+func newWireCapture(f provider.Format, ms func() int64) *wireCapture {
+	w := &wireCapture{framing: provider.FramingOf(f), ms: ms}
+	w.split = w.framing.NewCapture(func(ev snapshot.WireEvent) {
+		ev.MS = w.ms()
+		w.size += int64(len(ev.Data) + len(ev.Binary) + len(ev.Frame) + 16)
+		w.events = append(w.events, ev)
+	})
+	return w
+}
+
+func (w *wireCapture) write(b []byte) {
+	if w.err == nil {
+		_, w.err = w.split.Write(b)
+	}
+}
+
+// done is the captured stream; an error when the framing did not parse.
+func (w *wireCapture) done() (*snapshot.WireStream, error) {
+	if w.err == nil {
+		w.err = w.split.Close()
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if len(w.events) == 0 {
+		return nil, fmt.Errorf("%w: the stream holds no event", provider.ErrMalformed)
+	}
+	return &snapshot.WireStream{Framing: w.framing.Name(), Events: w.events}, nil
 }

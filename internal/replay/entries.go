@@ -138,7 +138,7 @@ func (e *Entries) Compact(s *check.Snapshot, fingerprint []uint64) *check.Snapsh
 	c := &cs.snap
 	cs.rec = snapshot.Record{Provider: rec.Provider, ID: rec.ID, Timestamp: rec.Timestamp, Source: rec.Source,
 		Endpoint: rec.Endpoint, RequestHeaders: e.shared(rec.RequestHeaders), KeyNormalizers: rec.KeyNormalizers, Occurrence: rec.Occurrence,
-		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream, Wire: rec.Response.Wire},
+		Response: snapshot.Response{LatencyMS: rec.Response.LatencyMS, Stream: rec.Response.Stream, Wire: rec.Response.Wire, Events: rec.Response.Events},
 		ParentID: rec.ParentID, Turn: rec.Turn, Hash: rec.Hash}
 	c.Record = &cs.rec
 	if m, ok := rec.Request["model"]; ok {

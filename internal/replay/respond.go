@@ -77,6 +77,11 @@ func (e *Entries) Respond(ctx context.Context, w http.ResponseWriter, req *provi
 			return res, err
 		}
 	}
+	if req.Stream && s.Record.Response.Events != nil {
+		// The stream as the provider sent it (DESIGN §13.4).
+		res.Synthesized = false
+		return res, e.respondWire(ctx, w, req, s, enc, o, errShape)
+	}
 	if o.Latency && s.Record.Response.LatencyMS > 0 {
 		sleep := o.Sleep
 		if sleep == nil {

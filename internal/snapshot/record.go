@@ -48,6 +48,11 @@ type Response struct {
 	// cannot hold it exactly (integers beyond 2^53, DESIGN §13.4): replay
 	// sends it byte for byte, and Body is then absent. "" when not kept.
 	Wire string
+	// Events is a stream as the provider sent it (response.wire as an
+	// object, format 1.2.0, DESIGN §13.4): replay serves it event for
+	// event. nil for a plain answer and for streams recorded before 1.2.0,
+	// which replay synthesizes from Body.
+	Events *WireStream
 	// Status is an exchange's HTTP status (format 1.2.0, DESIGN §13.4); 0
 	// for an LLM call's record, whose answer was a 2xx.
 	Status int
@@ -163,6 +168,11 @@ func RecordFromValue(provider string, v map[string]any) *Record {
 		r.Response.Stream, _ = resp["stream"].(bool)
 		r.Response.Body, _ = resp["body"].(map[string]any)
 		r.Response.Wire, _ = resp["wire"].(string)
+		if w, ok := resp["wire"].(map[string]any); ok {
+			// A base64 member that does not decode is reported by the
+			// check (check.CheckDocument); the stream is then not kept.
+			r.Response.Events, _ = WireStreamFromValue(w)
+		}
 	}
 	if l, ok := v["lineage"].(map[string]any); ok {
 		r.ParentID, _ = l["parent_id"].(string)
@@ -199,6 +209,9 @@ func ResponseValue(resp Response) map[string]any {
 	}
 	if resp.Wire != "" {
 		m["wire"] = resp.Wire
+	}
+	if resp.Events != nil {
+		m["wire"] = resp.Events.value()
 	}
 	return m
 }

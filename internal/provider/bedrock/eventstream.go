@@ -50,6 +50,25 @@ type FrameReader struct {
 // error (a frame that does not decode, a CRC mismatch, a declared length
 // beyond 16 MiB) wraps provider.ErrMalformed; nothing is read after it.
 func (r *FrameReader) Feed(p []byte, frame func(Frame) error) error {
+	return r.FeedMessages(p, func(_ []byte, msg eventstream.Message) error {
+		f := Frame{Payload: msg.Payload}
+		f.MessageType = headerString(msg.Headers, hdrMessageType)
+		switch f.MessageType {
+		case "exception":
+			f.Type = headerString(msg.Headers, hdrExceptionType)
+		case "error":
+			f.Type = headerString(msg.Headers, hdrErrorCode)
+			f.ErrMessage = headerString(msg.Headers, hdrErrorMessage)
+		default:
+			f.Type = headerString(msg.Headers, hdrEventType)
+		}
+		return frame(f)
+	})
+}
+
+// FeedMessages is Feed handing over each frame's bytes (valid only during
+// the call) and its decoded message.
+func (r *FrameReader) FeedMessages(p []byte, frame func(raw []byte, msg eventstream.Message) error) error {
 	r.buf = append(r.buf, p...)
 	if r.dec == nil {
 		r.dec = eventstream.NewDecoder()
@@ -62,24 +81,14 @@ func (r *FrameReader) Feed(p []byte, frame func(Frame) error) error {
 		if uint32(len(r.buf)) < n {
 			return nil
 		}
-		msg, err := r.dec.Decode(bytes.NewReader(r.buf[:n]), nil)
+		raw := r.buf[:n]
+		msg, err := r.dec.Decode(bytes.NewReader(raw), nil)
 		if err != nil {
 			return fmt.Errorf("%w: event-stream frame %d: %v", provider.ErrMalformed, r.frames+1, err)
 		}
 		r.frames++
 		r.buf = r.buf[n:]
-		f := Frame{Payload: msg.Payload}
-		f.MessageType = headerString(msg.Headers, hdrMessageType)
-		switch f.MessageType {
-		case "exception":
-			f.Type = headerString(msg.Headers, hdrExceptionType)
-		case "error":
-			f.Type = headerString(msg.Headers, hdrErrorCode)
-			f.ErrMessage = headerString(msg.Headers, hdrErrorMessage)
-		default:
-			f.Type = headerString(msg.Headers, hdrEventType)
-		}
-		if err := frame(f); err != nil {
+		if err := frame(raw, msg); err != nil {
 			return err
 		}
 	}
