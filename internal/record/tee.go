@@ -247,7 +247,7 @@ func (r *Recorder) complete(t *tee) {
 		}
 	}
 	var body map[string]any
-	wire := ""                     // a plain answer kept as text (DESIGN §13.4)
+	wire := ""                      // a plain answer kept as text (DESIGN §13.4)
 	var events *snapshot.WireStream // a stream's events as sent
 	if t.sse {
 		b, err := t.asm.Done()
