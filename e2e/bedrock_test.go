@@ -91,7 +91,8 @@ func bedrockRecordVerifyReplayDrift(t *testing.T, mode string, calls int) {
 		t.Fatal(err)
 	}
 	app := append([]string{script}, argv...)
-	rec := run(t, awsEnv(t, "AWS_ACCESS_KEY_ID="+e2eTFKeyID, "AWS_SECRET_ACCESS_KEY="+e2eTFSecret, "AWS_REGION=eu-west-1"),
+	wire := newWireTap(t)
+	rec := run(t, awsEnv(t, "AWS_ACCESS_KEY_ID="+e2eTFKeyID, "AWS_SECRET_ACCESS_KEY="+e2eTFSecret, "AWS_REGION=eu-west-1", wire.env("record")),
 		append(tf("record", "--bedrock-upstream", fake.URL, "--"), app...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
@@ -142,13 +143,14 @@ func bedrockRecordVerifyReplayDrift(t *testing.T, mode string, calls int) {
 
 	fake.Close()
 	before := fake.Requests()
-	rep := run(t, awsEnv(t), append(tf("verify", "--"), argv...)...)
+	rep := run(t, awsEnv(t, wire.env("replay")), append(tf("verify", "--"), argv...)...)
 	if rep.code != 0 {
 		t.Fatalf("verify -- %s %s (replay): want exit 0\n%s", bedrockClient, mode, rep)
 	}
 	if got := transcript(t, self, mode, rep); got != want {
 		t.Fatalf("replayed transcript differs from the recorded one\n--- recorded ---\n%s--- replayed ---\n%s", want, got)
 	}
+	wire.checkWire(t, dir, mode)
 	if fake.Requests() != before {
 		t.Fatal("replay reached the upstream")
 	}

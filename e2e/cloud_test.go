@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,7 +104,8 @@ func cloudRecordVerifyReplayDrift(t *testing.T, c cloudClient, mode string) {
 	self := client{name: c.name}
 
 	fake := startFake(t)
-	rec := run(t, append(cloudEnv(), "TF_E2E_VERTEX_TOKEN="+vertexE2EToken, "AZURE_OPENAI_API_KEY="+azureE2EKey),
+	wire := newWireTap(t)
+	rec := run(t, append(cloudEnv(), "TF_E2E_VERTEX_TOKEN="+vertexE2EToken, "AZURE_OPENAI_API_KEY="+azureE2EKey, wire.env("record")),
 		append(tf("record", "--vertex-upstream", fake.URL, "--azure-upstream", fake.URL, "--"), argv...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
@@ -122,13 +124,14 @@ func cloudRecordVerifyReplayDrift(t *testing.T, c cloudClient, mode string) {
 
 	fake.stop()
 	replayEnv := append(cloudEnv(), "TF_E2E_VERTEX_TOKEN=ya29.traceforge-replay")
-	rep := run(t, replayEnv, append(tf("verify", "--"), argv...)...)
+	rep := run(t, append(slices.Clip(replayEnv), wire.env("replay")), append(tf("verify", "--"), argv...)...)
 	if rep.code != 0 {
 		t.Fatalf("verify -- %s %s (replay): want exit 0\n%s", c.name, mode, rep)
 	}
 	if got := transcript(t, self, mode, rep); got != want {
 		t.Fatalf("replayed transcript differs from the recorded one\n--- recorded ---\n%s--- replayed ---\n%s", want, got)
 	}
+	wire.checkWire(t, dir, mode)
 
 	drift := run(t, append(replayEnv, `TF_E2E_PROMPT_SUFFIX= (changed)`), append(tf("verify", "--"), argv...)...)
 	if drift.code != 1 {

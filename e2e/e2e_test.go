@@ -339,7 +339,8 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 	}
 	record := tf("record", "--openai-upstream", fake.URL+"/v1", "--anthropic-upstream", fake.URL,
 		"--gemini-upstream", fake.URL, "--ollama-upstream", fake.URL, "--")
-	rec := run(t, recEnv, append(record, c.command(mode)...)...)
+	wire := newWireTap(t)
+	rec := run(t, append(slices.Clip(recEnv), wire.env("record")), append(record, c.command(mode)...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
 	}
@@ -368,13 +369,14 @@ func recordVerifyReplayDrift(t *testing.T, c client, mode string) {
 
 	// c. Replay offline: no upstream, no API keys.
 	fake.stop()
-	rep := run(t, baseEnv(), append(tf("verify", "--"), c.command(mode)...)...)
+	rep := run(t, append(baseEnv(), wire.env("replay")), append(tf("verify", "--"), c.command(mode)...)...)
 	if rep.code != 0 {
 		t.Fatalf("verify -- %s %s (replay): want exit 0\n%s", c.name, mode, rep)
 	}
 	if got := transcript(t, c, mode, rep); got != want {
 		t.Fatalf("replayed transcript differs from the recorded one\n--- recorded ---\n%s--- replayed ---\n%s", want, got)
 	}
+	wire.checkWire(t, dir, mode)
 
 	// d. A changed prompt is drift: exit 1 and a diff naming the change.
 	driftEnv := append(baseEnv(), `TF_E2E_PROMPT_SUFFIX= (changed)`)

@@ -85,7 +85,8 @@ func nativeRecordVerifyReplayDrift(t *testing.T, c nativeClient, mode string) {
 	self := client{name: c.name}
 
 	fake := startFake(t)
-	rec := run(t, append(nativeEnv(), "GEMINI_API_KEY="+geminiE2EKey),
+	wire := newWireTap(t)
+	rec := run(t, append(nativeEnv(), "GEMINI_API_KEY="+geminiE2EKey, wire.env("record")),
 		append(tf("record", "--gemini-upstream", fake.URL, "--ollama-upstream", fake.URL, "--"), argv...)...)
 	if rec.code != 0 {
 		t.Fatalf("record: want exit 0\n%s", rec)
@@ -101,13 +102,14 @@ func nativeRecordVerifyReplayDrift(t *testing.T, c nativeClient, mode string) {
 	}
 
 	fake.stop()
-	rep := run(t, nativeEnv(), append(tf("verify", "--"), argv...)...)
+	rep := run(t, append(nativeEnv(), wire.env("replay")), append(tf("verify", "--"), argv...)...)
 	if rep.code != 0 {
 		t.Fatalf("verify -- %s %s (replay): want exit 0\n%s", c.name, mode, rep)
 	}
 	if got := transcript(t, self, mode, rep); got != want {
 		t.Fatalf("replayed transcript differs from the recorded one\n--- recorded ---\n%s--- replayed ---\n%s", want, got)
 	}
+	wire.checkWire(t, dir, mode)
 
 	drift := run(t, append(nativeEnv(), `TF_E2E_PROMPT_SUFFIX= (changed)`), append(tf("verify", "--"), argv...)...)
 	if drift.code != 1 {

@@ -102,6 +102,7 @@ func (r *Results) Targets() []Target {
 		}
 	}
 	ts = append(ts, r.formatTargets()...)
+	ts = append(ts, r.wireTargets()...)
 	// Streamed replay is built lazily in linear time (DESIGN §12.10.1): a
 	// 16× larger answer takes about 16× as long.
 	if one, sixteen := r.goBenchNs("internal/replay", "BenchmarkReplayLarge/1MB/stream"), r.goBenchNs("internal/replay", "BenchmarkReplayLarge/16MB/stream"); one > 0 && sixteen > 0 {
@@ -237,6 +238,7 @@ func (r *Results) Markdown() string {
 			p("record did not stop cleanly: %s", rec.RecordExit)
 		}
 	}
+	r.wireMarkdown(p)
 	if len(r.GoBench) > 0 {
 		p("")
 		p("### Go benchmarks (`go test -bench . -benchmem %s`)", strings.Join(GoBenchPackages, " "))

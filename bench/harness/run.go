@@ -68,7 +68,7 @@ func OddRounds(r int) int {
 }
 
 // Parts are the sections Run measures, in order, for Config.Only.
-var Parts = []string{"static", "ledger", "replay", "formats", "record", "gobench"}
+var Parts = []string{"static", "ledger", "replay", "formats", "record", "wire", "gobench"}
 
 // wants reports whether the run measures part.
 func (c *Config) wants(part string) bool { return len(c.Only) == 0 || c.Only[part] }
@@ -81,6 +81,7 @@ type Results struct {
 	Ledger  []LedgerRow
 	Replay  []ReplayRow
 	Record  *RecordResult
+	Wire    []WireRow
 	GoBench []GoBenchRow
 	Notes   []string
 }
@@ -200,6 +201,13 @@ func Run(cfg Config) (*Results, error) {
 			return nil, fmt.Errorf("record: %w", err)
 		}
 		res.Record = rec
+	}
+	if cfg.wants("wire") {
+		rows, err := runWire(&cfg)
+		if err != nil {
+			return nil, fmt.Errorf("streamed snapshot size: %w", err)
+		}
+		res.Wire = rows
 	}
 	if cfg.GoBench && cfg.wants("gobench") {
 		gb, err := RunGoBench(&cfg)

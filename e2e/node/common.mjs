@@ -1,5 +1,6 @@
-// Shared by the Node end-to-end clients: modes, prompts, the get_weather tool
-// and the framed transcript (the same as the Go clients print).
+// Shared by the Node end-to-end clients: modes, prompts, the get_weather tool,
+// the framed transcript (the same as the Go clients print) and the stream tap.
+import { appendFileSync } from 'node:fs';
 
 export const MODES = ['plain', 'stream', 'tool'];
 export const OPENAI_MODEL = 'gpt-4o-mini';
@@ -62,6 +63,39 @@ export function canonical(v) {
   return JSON.stringify(v);
 }
 
+// The stream tap (e2e/internal/wiretap for the Go clients): when TF_E2E_WIRE
+// names a file, every response to a fetch whose Content-Type is one of
+// STREAM_TYPES appends {"content_type", "b64": the whole body} to it once the
+// body has ended. globalThis.fetch is wrapped when this module loads, before
+// any client runs (runner.test.mjs does not go through main()): every
+// client's SDK sends through traceforgeFetch(), which takes globalThis.fetch
+// at each call, after it has set the source header. The SDK reads the
+// Response itself; the tap reads a clone (a tee of the same bytes).
+const STREAM_TYPES = ['text/event-stream', 'application/x-ndjson', 'application/vnd.amazon.eventstream'];
+const taps = new Set();
+if (process.env.TF_E2E_WIRE) {
+  const file = process.env.TF_E2E_WIRE;
+  const base = globalThis.fetch;
+  globalThis.fetch = async function tappedFetch(input, init) {
+    const res = await base(input, init);
+    const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    if (!res.body || !STREAM_TYPES.includes(type)) return res;
+    const reader = res.clone().body.getReader();
+    const tap = (async () => {
+      const chunks = [];
+      try {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+      } catch {
+        // A body cut short keeps what arrived; the suite compares it.
+      }
+      appendFileSync(file, JSON.stringify({ content_type: type, b64: Buffer.concat(chunks).toString('base64') }) + '\n');
+    })();
+    taps.add(tap);
+    tap.finally(() => taps.delete(tap));
+    return res;
+  };
+}
+
 /**
  * Parses argv, runs fn(mode, lines) and prints the framed transcript. modes
  * are the modes the client accepts (default MODES).
@@ -75,6 +109,7 @@ export async function main(client, fn, modes = MODES) {
   const lines = [];
   try {
     await fn(mode, lines);
+    await Promise.all(taps);
   } catch (err) {
     console.error(`${client}: error: ${err?.stack ?? err}`);
     process.exit(1);

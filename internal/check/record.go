@@ -192,6 +192,18 @@ func CheckDocument(file, provider string, v any, opts Options) (*Snapshot, findi
 	}
 	recV := doc["snapshots"].([]any)[0].(map[string]any)
 	rec := snapshot.RecordFromValue(provider, recV)
+	if w, ok := recV["response"].(map[string]any)["wire"].(map[string]any); ok {
+		// A stream stored as its events (format 1.2.0) has no body: the
+		// answer is what its events assemble to (docs/format.md).
+		ws, err := snapshot.WireStreamFromValue(w)
+		if err == nil && rec.Response.Body == nil {
+			rec.Response.Body, err = pv.AssembleWire(format, ws)
+		}
+		if err != nil {
+			return nil, append(fs, finding.Finding{File: file, Pointer: "/snapshots/0/response/wire", Rule: RuleSchema, Severity: finding.Error,
+				Message: "the stream's events do not make an answer: " + err.Error(), Fix: "restore the file from Git or re-record it; never edit snapshots by hand"})
+		}
+	}
 	s := &Snapshot{Provider: provider, ID: rec.ID, ParentID: rec.ParentID, Turn: rec.Turn, Record: rec}
 	s.ResponseID, _ = rec.Response.Body["id"].(string)
 	if prev, ok := rec.Request["previous_response_id"].(string); ok && rec.ParentID != "" {
@@ -530,14 +542,32 @@ func scanB64Bodies(doc map[string]any) []SecretMatch {
 		rec, _ := r.(map[string]any)
 		for _, part := range []string{"request", "response"} {
 			m, _ := rec[part].(map[string]any)
-			b64, ok := m["body_b64"].(string)
-			if !ok {
-				continue
-			}
-			if raw, err := base64.StdEncoding.DecodeString(b64); err == nil {
-				out = append(out, ScanSecrets(string(raw), fmt.Sprintf("/snapshots/%d/%s/body_b64", i, part))...)
+			out = append(out, scanB64(m, "body_b64", fmt.Sprintf("/snapshots/%d/%s/body_b64", i, part))...)
+		}
+		// A stream's binary events (DESIGN §13.4: secrets are scanned in
+		// response.wire too).
+		resp, _ := rec["response"].(map[string]any)
+		wire, _ := resp["wire"].(map[string]any)
+		events, _ := wire["events"].([]any)
+		for j, e := range events {
+			ev, _ := e.(map[string]any)
+			for _, name := range []string{"data_b64", "frame_b64"} {
+				out = append(out, scanB64(ev, name, fmt.Sprintf("/snapshots/%d/response/wire/events/%d/%s", i, j, name))...)
 			}
 		}
 	}
 	return out
+}
+
+// scanB64 scans the decoded bytes of m's base64 member name.
+func scanB64(m map[string]any, name, pointer string) []SecretMatch {
+	b64, ok := m[name].(string)
+	if !ok {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil
+	}
+	return ScanSecrets(string(raw), pointer)
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -139,4 +140,26 @@ func dataEvent(ev snapshot.WireEvent, data []byte) snapshot.WireEvent {
 		ev.Binary = append([]byte{}, data...)
 	}
 	return ev
+}
+
+// AssembleWire is the answer a stored stream holds: its events written back
+// in f's framing and fed to f's assembler (a streamed record of format
+// 1.2.0 stores no response.body; DESIGN §13.4, docs/format.md).
+func AssembleWire(f Format, ws *snapshot.WireStream) (map[string]any, error) {
+	fr := FramingOf(f)
+	if ws.Framing != fr.Name() {
+		return nil, fmt.Errorf("%w: response.wire.framing is %q, but %s streams are %q", ErrMalformed, ws.Framing, f.Endpoint(), fr.Name())
+	}
+	a := f.NewAssembler()
+	var buf []byte
+	for i := range ws.Events {
+		var err error
+		if buf, err = fr.AppendEvent(buf[:0], &ws.Events[i]); err != nil {
+			return nil, fmt.Errorf("response.wire.events[%d]: %w", i, err)
+		}
+		if _, err := a.Write(buf); err != nil {
+			return nil, fmt.Errorf("response.wire.events[%d]: %w", i, err)
+		}
+	}
+	return a.Done()
 }

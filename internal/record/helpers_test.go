@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/traceforge/traceforge/internal/provider"
+	"github.com/traceforge/traceforge/internal/provider/registry"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -265,6 +266,29 @@ func readRecord(t *testing.T, data []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return v.(map[string]any)["snapshots"].([]any)[0].(map[string]any)
+}
+
+// withBody is rec (a decoded record of provider p) with the body a stream
+// stored as its events assembles to (format 1.2.0 stores none), as verify
+// and replay read it.
+func withBody(t *testing.T, p string, rec map[string]any) map[string]any {
+	t.Helper()
+	resp := rec["response"].(map[string]any)
+	w, ok := resp["wire"].(map[string]any)
+	if !ok || resp["body"] != nil {
+		return rec
+	}
+	ws, err := snapshot.WireStreamFromValue(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := registry.Lookup(provider.Name(p), provider.Endpoint(rec["endpoint"].(string)))
+	body, err := provider.AssembleWire(f, ws)
+	if err != nil {
+		t.Fatalf("the stored events do not assemble: %v", err)
+	}
+	resp["body"] = body
+	return rec
 }
 
 // sseData returns the data payloads of an SSE body.

@@ -358,9 +358,17 @@ func TestUsageSentUnaskedReachesTheApplication(t *testing.T) {
 			if !strings.Contains(string(r.body), `"usage":{"`) {
 				t.Fatalf("the application did not get the provider's usage:\n%s", r.body)
 			}
-			body := rec["response"].(map[string]any)["body"].(map[string]any)
-			if _, ok := body["usage"].(map[string]any); !ok {
-				t.Fatalf("the stored body has no usage: %v", body)
+			// A stream is stored as its events, no body: the usage is in the
+			// derived fields and in the events as sent.
+			resp := rec["response"].(map[string]any)
+			if _, ok := resp["usage"].(map[string]any); !ok {
+				t.Fatalf("the stored answer has no usage: %v", resp)
+			}
+			if _, ok := resp["body"]; ok {
+				t.Fatalf("a stream stored as its events also stores a body")
+			}
+			if wire, _ := json.Marshal(resp["wire"]); !strings.Contains(string(wire), `\"usage\":{`) {
+				t.Fatalf("the stored events lack the usage: %s", wire)
 			}
 		})
 	}

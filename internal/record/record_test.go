@@ -236,7 +236,7 @@ func TestStreamedEqualsPlain(t *testing.T) {
 					t.Fatalf("run failed:\n%s", summaryText(s))
 				}
 				verifySet(t, dir)
-				records[stream] = readRecord(t, snapshots(t, dir)[tc.provider+"/"+r.header.Get(provider.HeaderSnapshotID)+".json"])
+				records[stream] = withBody(t, tc.provider, readRecord(t, snapshots(t, dir)[tc.provider+"/"+r.header.Get(provider.HeaderSnapshotID)+".json"]))
 			}
 			if _, ok := records[true]["response"].(map[string]any)["wire"].(map[string]any); !ok {
 				t.Fatalf("the streamed record has no response.wire events")

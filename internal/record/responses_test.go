@@ -113,7 +113,7 @@ func TestResponsesRecordAndRerecord(t *testing.T) {
 	if chained["request"].(map[string]any)["previous_response_id"] != firstIDs[0] {
 		t.Error("the stored request keeps the provider's previous_response_id")
 	}
-	streamedRec := byInput[`"Stream: traceforge records LLM calls"`]
+	streamedRec := withBody(t, "openai", byInput[`"Stream: traceforge records LLM calls"`])
 	if resp := streamedRec["response"].(map[string]any); resp["stream"] != true || resp["body"].(map[string]any)["object"] != "response" {
 		t.Errorf("streamed record: %v", resp)
 	}

@@ -325,9 +325,16 @@ type answer struct {
 	latency int64
 }
 
-// response is the stored response of a: Stream is the request's.
+// response is the stored response of a: Stream is the request's. A stream
+// kept as its events stores no body: the body is what they assemble to
+// (DESIGN §13.4, docs/format.md), and the file stays within its size
+// budget.
 func (a answer) response(stream bool) snapshot.Response {
-	return snapshot.Response{Fields: a.fields, LatencyMS: a.latency, Stream: stream, Body: a.body, Wire: a.wire, Events: a.events}
+	body := a.body
+	if a.events != nil {
+		body = nil
+	}
+	return snapshot.Response{Fields: a.fields, LatencyMS: a.latency, Stream: stream, Body: body, Wire: a.wire, Events: a.events}
 }
 
 // wireCapture records a stream's events as the provider sent them (format

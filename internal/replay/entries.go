@@ -266,6 +266,12 @@ func (e *Entries) FullRecord(s *check.Snapshot) (*snapshot.Record, error) {
 	if rec.ID != s.Record.ID || rec.Hash != s.Record.Hash {
 		return nil, fmt.Errorf("snapshot %s: changed on disk since it was checked", s.Rel)
 	}
+	if rec.Response.Body == nil && rec.Response.Events != nil {
+		// A stream stored as its events has no body (check.CheckDocument).
+		if rec.Response.Body, err = provider.AssembleWire(format(s), rec.Response.Events); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.Rel, err)
+		}
+	}
 	return rec, nil
 }
 

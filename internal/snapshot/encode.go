@@ -426,6 +426,8 @@ const (
 	kindResponse
 	kindManifest
 	kindManifestEntry
+	kindWire      // response.wire of a stream
+	kindWireEvent // one of its events: written on one line
 )
 
 var fixedOrder = map[objectKind][]string{
@@ -435,6 +437,8 @@ var fixedOrder = map[objectKind][]string{
 	kindResponse:      {"status", "content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body", "wire"},
 	kindManifest:      {"version", "created_at", "updated_at", "snapshots", "hash"},
 	kindManifestEntry: {"id", "provider", "file", "hash"},
+	kindWire:          {"framing", "events"},
+	kindWireEvent:     {"ms", "event", "id", "headers", "data", "data_b64", "frame_b64"},
 }
 
 // childKind says which kind an object's member or array element has.
@@ -450,6 +454,14 @@ func childKind(parent objectKind, key string) objectKind {
 			return kindSource
 		case "response":
 			return kindResponse
+		}
+	case kindResponse:
+		if key == "wire" {
+			return kindWire
+		}
+	case kindWire:
+		if key == "events" {
+			return kindWireEvent
 		}
 	case kindManifest:
 		if key == "snapshots" {
@@ -473,97 +485,6 @@ func MarshalManifest(doc map[string]any) ([]byte, error) { return marshalPretty(
 
 // MarshalPretty writes any value with JCS key order, 2-space indent and a trailing LF.
 func MarshalPretty(v any) ([]byte, error) { return marshalPretty(v, kindOther) }
-
-func marshalPretty(v any, kind objectKind) ([]byte, error) {
-	return appendPretty(make([]byte, 0, 8<<10), v, kind) // a typical snapshot file in one allocation
-}
-
-func appendPretty(dst []byte, v any, kind objectKind) ([]byte, error) {
-	b := bytes.NewBuffer(dst)
-	if err := writeValue(b, v, kind, 0, true); err != nil {
-		return nil, err
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
-}
-
-// indentText is a newline and the indentation of the deepest levels
-// written in one piece.
-const indentText = "\n                                                                "
-
-func indent(b *bytes.Buffer, n int) {
-	if 1+2*n <= len(indentText) {
-		b.WriteString(indentText[:1+2*n])
-		return
-	}
-	b.WriteString(indentText)
-	for i := (len(indentText) - 1) / 2; i < n; i++ {
-		b.WriteString("  ")
-	}
-}
-
-// writeValue writes v; kind applies to v when v is an object, or to the
-// elements of v when v is an array of objects.
-func writeValue(b *bytes.Buffer, v any, kind objectKind, depth int, _ bool) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if x {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case string:
-		writeString(b, x)
-	case json.Number, float64, int, int64:
-		s, _, err := encodedNumber(x)
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			indent(b, depth+1)
-			if err := writeValue(b, e, kind, depth+1, false); err != nil {
-				return err
-			}
-		}
-		indent(b, depth)
-		b.WriteByte(']')
-	case map[string]any:
-		if len(x) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		b.WriteByte('{')
-		var small [16]string // most objects: the keys stay on the stack
-		for i, k := range orderedKeys(small[:0], x, kind) {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			indent(b, depth+1)
-			writeString(b, k)
-			b.WriteString(": ")
-			if err := writeValue(b, x[k], childKind(kind, k), depth+1, false); err != nil {
-				return err
-			}
-		}
-		indent(b, depth)
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("cannot encode %T", v)
-	}
-	return nil
-}
 
 // encodedNumber is the text writeValue writes for v when v is a number
 // (json.Number, float64, int or int64; ok false for any other type).

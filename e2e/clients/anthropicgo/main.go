@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -18,12 +19,13 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const name = "anthropicgo"
 
 func main() {
-	client := anthropic.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(nil)))
+	client := anthropic.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
 	scenario.Run(name, client, plain, stream, agent)
 }
 

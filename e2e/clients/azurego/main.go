@@ -20,6 +20,7 @@ import (
 
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
 	"github.com/traceforge/traceforge/e2e/internal/sdkmw"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const (
@@ -34,8 +35,9 @@ func main() {
 		azure.WithAPIKey(os.Getenv("AZURE_OPENAI_API_KEY")),
 		// First, so that it is the outer middleware: the SDK's own
 		// (WithUnsafeAllowHTTP's, inlined into main) are then not on the
-		// stack SourceTransport reads.
-		option.WithMiddleware(sdkmw.Attribute),
+		// stack SourceTransport reads. The stream tap comes after it,
+		// so that it runs once the calling line is taken.
+		option.WithMiddleware(sdkmw.Attribute, wiretap.Middleware),
 		azure.WithUnsafeAllowHTTP(), // traceforge listens on loopback HTTP
 	)
 	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{

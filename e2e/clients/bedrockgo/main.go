@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const (
@@ -28,7 +30,7 @@ const (
 )
 
 func main() {
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithHTTPClient(traceforge.NewHTTPClient(nil)))
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
 	if err != nil {
 		scenario.Fail(name, err)
 	}

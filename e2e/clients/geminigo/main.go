@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const (
@@ -31,7 +33,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	client, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI, HTTPClient: traceforge.NewHTTPClient(nil)})
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI, HTTPClient: traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})})
 	if err != nil {
 		scenario.Fail(name, err)
 	}

@@ -15,12 +15,14 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net/http"
 	"os"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const name = "goopenai"
@@ -30,7 +32,7 @@ func main() {
 	if base := os.Getenv("OPENAI_BASE_URL"); base != "" {
 		cfg.BaseURL = base
 	}
-	cfg.HTTPClient = traceforge.NewHTTPClient(nil)
+	cfg.HTTPClient = traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})
 	client := openai.NewClientWithConfig(cfg)
 	scenario.Run(name, client, plain, stream, agent)
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const (
@@ -32,7 +34,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
 		os.Exit(2)
 	}
-	client := api.NewClient(envconfig.Host(), traceforge.NewHTTPClient(nil))
+	client := api.NewClient(envconfig.Host(), traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)}))
 	run := map[string]func(context.Context, *api.Client, *scenario.Transcript) error{
 		"chat": chat, "stream": stream, "generate": generate, "tool": agent, "embed": embed,
 	}[os.Args[1]]

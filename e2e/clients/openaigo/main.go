@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -15,12 +16,13 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const name = "openaigo"
 
 func main() {
-	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(nil)))
+	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
 	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{
 		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/traceforge/traceforge"
 	"github.com/traceforge/traceforge/e2e/internal/scenario"
+	"github.com/traceforge/traceforge/e2e/internal/wiretap"
 )
 
 const (
@@ -53,7 +54,7 @@ func main() {
 	ctx := context.Background()
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		Backend: genai.BackendVertexAI, Project: project, Location: location,
-		HTTPClient: traceforge.NewHTTPClient(&http.Client{Transport: bearer{}}),
+		HTTPClient: traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(bearer{})}),
 	})
 	if err != nil {
 		scenario.Fail(name, err)
