@@ -145,4 +145,3 @@ func writeOneLine(b *bytes.Buffer, v any, kind objectKind) error {
 	}
 	return nil
 }
-
