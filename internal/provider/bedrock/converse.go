@@ -104,6 +104,16 @@ func (Converse) Fields(body map[string]any) (snapshot.Fields, error) {
 			continue
 		}
 		t, present := block["text"]
+		if cc, ok := block["citationsContent"].(map[string]any); ok && !present {
+			// A cited answer's text (assembled from text and citation deltas).
+			parts, _ := cc["content"].([]any)
+			for _, p := range parts {
+				if s, ok := p.(map[string]any)["text"].(string); ok {
+					text.WriteString(s)
+				}
+			}
+			continue
+		}
 		if !present {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -154,6 +156,10 @@ type block struct {
 	text      []byte         // text, toolUse input JSON, reasoning text
 	signature any            // reasoning signature
 	redacted  any            // reasoning redactedContent
+	extra     map[string]any // reasoning members traceforge does not know
+	citations []any          // citation deltas of a text block
+	items     []any          // toolResult delta items; deltas of an unknown kind
+	merged    map[string]any // image delta members, the last one winning
 }
 
 // assembler builds a Converse response from a ConverseStream event stream:
@@ -278,7 +284,9 @@ func (a *assembler) frame(f Frame) error {
 	case "metadata":
 		a.meta = ev
 	default:
-		return fmt.Errorf("%w: frame %d: event type %q is not one ConverseStream sends", provider.ErrMalformed, n, f.Type)
+		// An event type traceforge does not know has no place in the
+		// Converse answer; it is kept, in order, in the stream's events
+		// (response.wire) and replayed (DESIGN §13.3).
 	}
 	return nil
 }
@@ -303,6 +311,14 @@ func (a *assembler) block(n int, ev map[string]any) (*block, error) {
 func (a *assembler) delta(n int, b *block, delta map[string]any) error {
 	for k, v := range delta {
 		kind := k
+		if kind == "citation" {
+			// Citations arrive beside a text block's text deltas.
+			b.citations = append(b.citations, provider.DeepCopy(v))
+			if b.kind == "" {
+				b.kind = "text"
+			}
+			continue
+		}
 		if b.kind != "" && b.kind != kind {
 			return fmt.Errorf("%w: frame %d: a %s delta in a %s block", provider.ErrInconsistent, n, kind, b.kind)
 		}
@@ -341,11 +357,36 @@ func (a *assembler) delta(n int, b *block, delta map[string]any) error {
 				case "redactedContent":
 					b.redacted = rv
 				default:
-					return fmt.Errorf("%w: frame %d: delta/reasoningContent/%s is not a member traceforge assembles", provider.ErrMalformed, n, rk)
+					if b.extra == nil {
+						b.extra = map[string]any{}
+					}
+					b.extra[rk] = provider.DeepCopy(rv)
 				}
 			}
+		case "toolResult":
+			// A list of result items ({text} or {json}), appended in order.
+			list, ok := v.([]any)
+			if !ok {
+				list = []any{v}
+			}
+			for _, it := range list {
+				b.items = append(b.items, provider.DeepCopy(it))
+			}
+		case "image":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%w: frame %d: delta/image is %s, not an object", provider.ErrMalformed, n, provider.TypeName(v))
+			}
+			if b.merged == nil {
+				b.merged = map[string]any{}
+			}
+			for mk, mv := range m {
+				b.merged[mk] = provider.DeepCopy(mv)
+			}
 		default:
-			return fmt.Errorf("%w: frame %d: a %s delta is not one traceforge assembles (record this call without streaming)", provider.ErrMalformed, n, kind)
+			// A delta kind traceforge does not know (DESIGN §13.3): kept
+			// in order, nothing dropped.
+			b.items = append(b.items, provider.DeepCopy(v))
 		}
 	}
 	return nil
@@ -391,11 +432,35 @@ func (a *assembler) Done() (map[string]any, error) {
 	return body, nil
 }
 
-// value is the Converse content block b assembles to.
+// value is the Converse content block b assembles to: text (with citation
+// deltas: Converse's citationsContent {content: [{text}], citations}),
+// toolUse, reasoningContent, toolResult {start members…, content: items},
+// image {start and delta members}; a block of a kind traceforge does not
+// know is {kind: [its deltas in order]} (docs/providers.md).
 func (b *block) value() (map[string]any, error) {
+	withStart := func(extra map[string]any) map[string]any {
+		m := make(map[string]any, len(b.start)+len(extra))
+		for k, v := range b.start {
+			m[k] = provider.DeepCopy(v)
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
 	switch b.kind {
 	case "", "text":
+		if len(b.citations) > 0 {
+			return map[string]any{"citationsContent": map[string]any{
+				"content":   []any{map[string]any{"text": string(b.text)}},
+				"citations": b.citations,
+			}}, nil
+		}
 		return map[string]any{"text": string(b.text)}, nil
+	case "toolResult":
+		return map[string]any{"toolResult": withStart(map[string]any{"content": b.items})}, nil
+	case "image":
+		return map[string]any{"image": withStart(b.merged)}, nil
 	case "toolUse":
 		tu := make(map[string]any, len(b.start)+1)
 		for k, v := range b.start {
@@ -419,9 +484,15 @@ func (b *block) value() (map[string]any, error) {
 		if b.signature != nil {
 			rt["signature"] = b.signature
 		}
+		for k, v := range b.extra {
+			rt[k] = v
+		}
 		return map[string]any{"reasoningContent": map[string]any{"reasoningText": rt}}, nil
 	}
-	return nil, fmt.Errorf("%w: a %s block with no deltas traceforge assembles", provider.ErrMalformed, b.kind)
+	if b.items == nil {
+		return map[string]any{b.kind: withStart(nil)}, nil // started, no delta
+	}
+	return map[string]any{b.kind: b.items}, nil
 }
 
 // synthesize writes the ConverseStream events of a Converse response (see
@@ -517,6 +588,13 @@ func synthesize(body map[string]any, e *provider.Emitter) error {
 			if sig, ok := rt["signature"]; ok {
 				if err := delta(map[string]any{"reasoningContent": map[string]any{"signature": sig}}); err != nil {
 					return err
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(rt)) {
+				if k != "text" && k != "signature" { // members traceforge does not know, as they came
+					if err := delta(map[string]any{"reasoningContent": map[string]any{k: rt[k]}}); err != nil {
+						return err
+					}
 				}
 			}
 		default:
