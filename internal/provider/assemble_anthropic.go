@@ -85,7 +85,7 @@ func (a *anthropicAssembler) event(ev SSEEvent) error {
 	if a.stopped || a.streamErr != nil {
 		return nil
 	}
-	v, err := DecodeValue(bytes.TrimSpace(ev.Data))
+	v, err := DecodeEvent(bytes.TrimSpace(ev.Data))
 	name := ev.Name
 	if name == "" {
 		if m, ok := v.(map[string]any); ok {

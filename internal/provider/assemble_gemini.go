@@ -43,7 +43,7 @@ func (a *geminiAssembler) event(ev SSEEvent) error {
 	if a.streamErr != nil {
 		return nil
 	}
-	v, err := DecodeValue(bytes.TrimSpace(ev.Data))
+	v, err := DecodeEvent(bytes.TrimSpace(ev.Data))
 	if err != nil {
 		return fmt.Errorf("event %d: %w", ev.Num, err)
 	}

@@ -161,7 +161,7 @@ func (a *openaiAssembler) event(ev SSEEvent) error {
 		return nil
 	}
 	a.eventSize = len(data)
-	v, err := DecodeValue(data)
+	v, err := DecodeEvent(data)
 	if ev.Name == "error" {
 		a.streamErr = StreamError(ev.Num, v)
 		return nil

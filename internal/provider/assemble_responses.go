@@ -53,7 +53,7 @@ func (a *responsesAssembler) event(ev SSEEvent) error {
 	if string(data) == "[DONE]" {
 		return nil
 	}
-	v, err := DecodeValue(data)
+	v, err := DecodeEvent(data)
 	if err != nil {
 		return fmt.Errorf("event %d (%s): %w", ev.Num, ev.Name, err)
 	}

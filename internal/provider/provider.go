@@ -97,6 +97,22 @@ func DecodeValue(data []byte) (any, error) {
 	return v, nil
 }
 
+// DecodeEvent decodes one stream event's JSON as DecodeValue does, except
+// that integers beyond 2^53 (a 64-bit seed in every chunk from Together or
+// the Hugging Face router, DESIGN §13.3) are accepted, kept as json.Number
+// text: a stream is stored as sent (response.wire), never canonicalized,
+// so such a number only has to survive assembly.
+func DecodeEvent(data []byte) (any, error) {
+	v, err := DecodeValue(data)
+	if err == nil {
+		return v, nil
+	}
+	if m, ok := DecodeBeyondJCS(data); ok {
+		return m, nil
+	}
+	return nil, err
+}
+
 // Marshal encodes v without HTML escaping and without a trailing newline.
 func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer

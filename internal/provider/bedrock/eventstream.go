@@ -234,7 +234,7 @@ func (a *assembler) frame(f Frame) error {
 		return fmt.Errorf("%w: frame %d: :message-type %q", provider.ErrMalformed, n, f.MessageType)
 	}
 	a.held += int64(len(f.Payload))
-	v, err := provider.DecodeValue(f.Payload)
+	v, err := provider.DecodeEvent(f.Payload)
 	if err != nil {
 		return fmt.Errorf("frame %d (%s): %w", n, f.Type, err)
 	}

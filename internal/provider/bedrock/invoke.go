@@ -150,7 +150,7 @@ func (a *chunkAssembler) frame(f Frame) error {
 	if f.MessageType != "event" || f.Type != "chunk" {
 		return fmt.Errorf("%w: frame %d: %s %q is not a chunk event", provider.ErrMalformed, n, f.MessageType, f.Type)
 	}
-	v, err := provider.DecodeValue(f.Payload)
+	v, err := provider.DecodeEvent(f.Payload)
 	if err != nil {
 		return fmt.Errorf("frame %d: %w", n, err)
 	}
