@@ -271,7 +271,7 @@ func UpstreamOf(r *http.Request) provider.Name {
 	if vertex.IsPath(path) {
 		return vertex.Name
 	}
-	if strings.Contains(path, "/openai/deployments/") || strings.Contains(path, "/openai/v1/") {
+	if strings.Contains(path, "/openai/deployments/") || strings.Contains(path, "/openai/v1/") || azure.IsExchange(r.Method, path) {
 		return azure.Name
 	}
 	if bedrock.IsExchange(r.Method, path) {
