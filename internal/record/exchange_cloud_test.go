@@ -109,3 +109,54 @@ func TestCloudAndOllamaExchanges(t *testing.T) {
 		t.Errorf("replay: %d misses, %d exchanges", len(rep.Misses), rep.Exchanges)
 	}
 }
+
+// TestNamedUpstreamExchanges (DESIGN §13.4, §13.5): a route around the LLM
+// call made to a named OpenAI-compatible upstream (GET /u/groq/v1/models)
+// is an exchange keyed with the upstream's name, forwarded under the
+// upstream's own path prefix: the same call to OpenAI and to Groq is two
+// snapshots, and each replays its own answer.
+func TestNamedUpstreamExchanges(t *testing.T) {
+	var paths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"llama-3.3-70b-versatile","object":"model"}]}`))
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	p := newProxy(t, dir, startFake(t, fakeupstream.Options{}), func(c *record.Config) {
+		c.Named = map[string]string{"groq": up.URL + "/openai/v1"}
+	})
+	groq := call(t, "GET", p.srv.URL+"/u/groq/v1/models", nil, nil)
+	openai := call(t, "GET", p.srv.URL+"/v1/models", nil, nil)
+	// (The fake OpenAI upstream has no model list: its 404 is recorded
+	// too, as every exchange answer is.)
+	if groq.status != 200 || string(groq.body) == string(openai.body) {
+		t.Fatalf("groq %d %s / openai %d %s", groq.status, groq.body, openai.status, openai.body)
+	}
+	if len(paths) != 1 || paths[0] != "/openai/v1/models" {
+		t.Fatalf("the named upstream was asked for %v", paths)
+	}
+	if sum := p.finish(); sum.Failed() || sum.Exchanges != 2 {
+		t.Fatalf("%s", summaryText(sum))
+	}
+	endpoints := map[string]bool{}
+	for _, data := range snapshots(t, dir) {
+		endpoints[readRecord(t, data)["endpoint"].(string)] = true
+	}
+	if !endpoints["GET /u/groq/v1/models"] || !endpoints["GET /v1/models"] {
+		t.Fatalf("stored endpoints %v", endpoints)
+	}
+	set := verifySet(t, dir)
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, verify.Refuse))
+	defer srv.Close()
+	for path, want := range map[string]reply{"/u/groq/v1/models": groq, "/v1/models": openai} {
+		if got := call(t, "GET", srv.URL+path, nil, nil); got.status != want.status || !sameJSONText(string(got.body), string(want.body)) {
+			t.Errorf("%s replayed %s, recorded %s", path, got.body, want.body)
+		}
+	}
+	if len(paths) != 1 {
+		t.Fatal("replay reached the named upstream")
+	}
+}

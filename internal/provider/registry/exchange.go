@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/traceforge/traceforge/internal/provider"
 )
@@ -31,17 +32,50 @@ func RouteExchange(r *http.Request) (provider.Format, provider.Endpoint, bool) {
 	if x == nil {
 		return nil, "", false
 	}
-	e, ok := x.Route(r.Method, r.URL.Path)
+	name, path := splitNamedPath(r.URL.Path)
+	e, ok := x.Route(r.Method, path)
 	if !ok {
 		return nil, "", false
 	}
-	return x, e, true
+	return x, withName(name, e), true
+}
+
+// splitNamedPath is the named upstream of a path under /u/NAME/ and the
+// rest of the path; "" and path itself for any other path.
+func splitNamedPath(path string) (name, rest string) {
+	if n, r, ok := SplitNamed(path); ok {
+		return n, r
+	}
+	return "", path
+}
+
+// withName is the exchange endpoint e of a call to the upstream named name
+// ("GET /u/groq/v1/models"): the same request to two hosts is two
+// snapshots, as for LLM calls (named.go). e itself when name is "".
+func withName(name string, e provider.Endpoint) provider.Endpoint {
+	if name == "" {
+		return e
+	}
+	m, route, _ := provider.SplitExchangeEndpoint(e)
+	return provider.ExchangeEndpoint(m, NamedPrefix+name+route)
+}
+
+// withoutName is a stored exchange endpoint without its named upstream.
+func withoutName(e provider.Endpoint) provider.Endpoint {
+	m, route, ok := provider.SplitExchangeEndpoint(e)
+	if !ok {
+		return e
+	}
+	if _, rest, named := SplitNamed(route); named {
+		return provider.ExchangeEndpoint(m, rest)
+	}
+	return e
 }
 
 // exchangeFor is the exchange format of provider p that owns the stored
 // endpoint e; nil when none does.
 func exchangeFor(p provider.Name, e provider.Endpoint) provider.Format {
-	if x := exchanges[p]; x != nil && x.Owns(e) {
+	if x := exchanges[p]; x != nil && x.Owns(withoutName(e)) {
 		return x
 	}
 	return nil
@@ -84,11 +118,12 @@ func ExchangeByBody(f provider.Format, method, path string, body []byte) (provid
 	if x == nil {
 		return nil, "", false
 	}
-	e, ok := x.RouteBody(method, path, body)
+	name, rest := splitNamedPath(path)
+	e, ok := x.RouteBody(method, rest, body)
 	if !ok {
 		return nil, "", false
 	}
-	return x, e, true
+	return x, withName(name, e), true
 }
 
 // ExchangePattern is the route pattern of an exchange endpoint of provider
@@ -99,5 +134,12 @@ func ExchangePattern(p provider.Name, e provider.Endpoint) (string, bool) {
 	if x == nil {
 		return "", false
 	}
-	return x.Pattern(e)
+	pattern, ok := x.Pattern(withoutName(e))
+	if m, route, _ := provider.SplitExchangeEndpoint(e); ok {
+		if name, _, named := SplitNamed(route); named {
+			_, base, _ := strings.Cut(pattern, " ")
+			pattern = m + " " + NamedPrefix + name + base
+		}
+	}
+	return pattern, ok
 }
