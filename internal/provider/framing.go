@@ -24,12 +24,35 @@ type Framing interface {
 	NewCapture(emit func(snapshot.WireEvent)) WireCapture
 	// AppendEvent appends ev in the framing's bytes to dst.
 	AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error)
+	// WithNewline is the framing writing lines ended by nl ("\r\n" as
+	// Gemini sends them; "" = "\n"), for a stream captured with
+	// WireCapture.Newline nl (snapshot.WireStream.Newline).
+	WithNewline(nl string) Framing
 }
 
 // WireCapture splits one stream into its wire events (Framing.NewCapture).
 type WireCapture interface {
 	Write(p []byte) (int, error)
 	Close() error
+	// Newline is how the stream's lines end when not "\n" ("\r\n",
+	// "\r"); "" for "\n" and for framings without lines.
+	Newline() string
+}
+
+// newline is nl, or "\n" for "".
+func newline(nl string) string {
+	if nl == "" {
+		return "\n"
+	}
+	return nl
+}
+
+// lineEnd is a parser's first line end as WireCapture.Newline reports it.
+func lineEnd(eol string) string {
+	if eol == "\n" {
+		return ""
+	}
+	return eol
 }
 
 // Framer is the optional capability of a format whose streams are framed
@@ -52,8 +75,10 @@ func FramingOf(f Format) Framing {
 
 // sseFraming is text/event-stream: an event's "event:" and "id:" fields and
 // its data (lines joined with "\n") are kept; comments and "retry:" are not
-// (no SDK hands them to the application).
-type sseFraming struct{}
+// (no SDK hands them to the application). nl is the line end it writes.
+type sseFraming struct{ nl string }
+
+func (f sseFraming) WithNewline(nl string) Framing { return sseFraming{nl} }
 
 func (sseFraming) Name() string { return snapshot.FramingSSE }
 
@@ -76,12 +101,15 @@ func (c *sseCapture) Write(b []byte) (int, error) {
 
 func (c *sseCapture) Close() error { return nil }
 
-func (sseFraming) AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error) {
+func (c *sseCapture) Newline() string { return lineEnd(c.p.LineEnd()) }
+
+func (f sseFraming) AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error) {
+	nl := newline(f.nl)
 	if ev.Event != "" {
-		dst = append(append(append(dst, "event: "...), ev.Event...), '\n')
+		dst = append(append(append(dst, "event: "...), ev.Event...), nl...)
 	}
 	if ev.ID != "" {
-		dst = append(append(append(dst, "id: "...), ev.ID...), '\n')
+		dst = append(append(append(dst, "id: "...), ev.ID...), nl...)
 	}
 	data := ev.Data
 	if ev.Binary != nil {
@@ -89,17 +117,20 @@ func (sseFraming) AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error
 	}
 	for {
 		line, rest, more := strings.Cut(data, "\n")
-		dst = append(append(append(dst, "data: "...), line...), '\n')
+		dst = append(append(append(dst, "data: "...), line...), nl...)
 		if !more {
 			break
 		}
 		data = rest
 	}
-	return append(dst, '\n'), nil
+	return append(dst, nl...), nil
 }
 
-// ndjsonFraming is application/x-ndjson: one event per non-blank line.
-type ndjsonFraming struct{}
+// ndjsonFraming is application/x-ndjson: one event per non-blank line,
+// ended by nl.
+type ndjsonFraming struct{ nl string }
+
+func (f ndjsonFraming) WithNewline(nl string) Framing { return ndjsonFraming{nl} }
 
 func (ndjsonFraming) Name() string { return snapshot.FramingNDJSON }
 
@@ -121,13 +152,15 @@ func (c *ndjsonCapture) Write(b []byte) (int, error) { return len(b), c.p.Feed(b
 
 func (c *ndjsonCapture) Close() error { return c.p.Flush(c.line) }
 
-func (ndjsonFraming) AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error) {
+func (c *ndjsonCapture) Newline() string { return lineEnd(c.p.LineEnd()) }
+
+func (f ndjsonFraming) AppendEvent(dst []byte, ev *snapshot.WireEvent) ([]byte, error) {
 	if ev.Binary != nil {
 		dst = append(dst, ev.Binary...)
 	} else {
 		dst = append(dst, ev.Data...)
 	}
-	return append(dst, '\n'), nil
+	return append(dst, newline(f.nl)...), nil
 }
 
 // dataEvent is ev with data as its payload: Data when it is UTF-8, Binary
@@ -146,7 +179,7 @@ func dataEvent(ev snapshot.WireEvent, data []byte) snapshot.WireEvent {
 // in f's framing and fed to f's assembler (a streamed record of format
 // 1.2.0 stores no response.body; DESIGN §13.4, docs/format.md).
 func AssembleWire(f Format, ws *snapshot.WireStream) (map[string]any, error) {
-	fr := FramingOf(f)
+	fr := FramingOf(f).WithNewline(ws.Newline)
 	if ws.Framing != fr.Name() {
 		return nil, fmt.Errorf("%w: response.wire.framing is %q, but %s streams are %q", ErrMalformed, ws.Framing, f.Endpoint(), fr.Name())
 	}

@@ -182,3 +182,27 @@ func FuzzWireCapture(f *testing.F) {
 		}
 	})
 }
+
+// TestCaptureKeepsLineEnds: a stream whose lines end in "\r\n" (Gemini's)
+// is captured with that line end, and written back with it is the stream
+// byte for byte; "\n" is the default and not reported.
+func TestCaptureKeepsLineEnds(t *testing.T) {
+	for _, c := range []struct{ path, stream, nl string }{
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", "data: {\"a\":1}\r\n\r\ndata: {\"b\":2}\r\n\r\n", "\r\n"},
+		{"/v1/chat/completions", "data: {\"a\":1}\n\ndata: [DONE]\n\n", ""},
+		{"/api/chat", "{\"a\":1}\r\n{\"done\":true}\r\n", "\r\n"},
+	} {
+		fr := framingOf(t, c.path)
+		var events []snapshot.WireEvent
+		capt := fr.NewCapture(func(ev snapshot.WireEvent) { events = append(events, ev) })
+		if _, err := capt.Write([]byte(c.stream)); err != nil || capt.Close() != nil {
+			t.Fatal(err)
+		}
+		if capt.Newline() != c.nl {
+			t.Errorf("%s: newline %q, want %q", c.path, capt.Newline(), c.nl)
+		}
+		if got := encode(t, fr.WithNewline(capt.Newline()), events); string(got) != c.stream {
+			t.Errorf("%s: written back as %q, want %q", c.path, got, c.stream)
+		}
+	}
+}

@@ -15,13 +15,20 @@ const NDJSONContentType = "application/x-ndjson"
 type NDJSONParser struct {
 	lines lineScanner
 	count int
+	eol   string // the first line's end
 }
+
+// LineEnd is how the stream's first line ended ("" before any line).
+func (p *NDJSONParser) LineEnd() string { return p.eol }
 
 // Feed parses b (any chunk of the stream) and calls line for every complete
 // non-blank line with its 1-based number; an error from line stops parsing
 // and is returned. data is only valid during the call.
 func (p *NDJSONParser) Feed(b []byte, line func(data []byte, num int) error) error {
-	return p.lines.feed(b, func(text []byte, _ string) error {
+	return p.lines.feed(b, func(text []byte, eol string) error {
+		if p.eol == "" {
+			p.eol = eol
+		}
 		if len(bytes.TrimSpace(text)) == 0 {
 			return nil
 		}

@@ -104,13 +104,21 @@ type SSEParser struct {
 	data    []byte
 	hasData bool
 	count   int
+	eol     string // the first line's end ("\n", "\r\n" or "\r")
 }
+
+// LineEnd is how the stream's first line ended ("" before any line): the
+// line end a capture of the stream writes it back with.
+func (p *SSEParser) LineEnd() string { return p.eol }
 
 // Feed parses b (any chunk of the stream) and calls dispatch for every
 // complete event; an error from dispatch stops parsing and is returned.
 // The event's Data is only valid during the call.
 func (p *SSEParser) Feed(b []byte, dispatch func(SSEEvent) error) error {
-	return p.lines.feed(b, func(line []byte, _ string) error {
+	return p.lines.feed(b, func(line []byte, eol string) error {
+		if p.eol == "" {
+			p.eol = eol
+		}
 		if !p.started {
 			p.started = true
 			line = bytes.TrimPrefix(line, bom)

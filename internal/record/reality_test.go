@@ -184,6 +184,11 @@ func runReality(t *testing.T, c realityCase) (reply, map[string]any, reply) {
 		if got, want := sseEvents(t, rr.body), sseEvents(t, r.body); !reflect.DeepEqual(got, want) {
 			t.Errorf("the replayed stream's events differ from the recorded ones:\n%q\n%q", got, want)
 		}
+		if c.exact && !bytes.Equal(rr.body, r.body) {
+			// A stream written as the providers write theirs (no comments,
+			// one line end) replays byte for byte.
+			t.Errorf("the replayed stream is not the recorded one byte for byte:\n%q\n%q", rr.body, r.body)
+		}
 	}
 	return r, rec, rr
 }

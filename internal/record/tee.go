@@ -376,5 +376,5 @@ func (w *wireCapture) done() (*snapshot.WireStream, error) {
 	if len(w.events) == 0 {
 		return nil, fmt.Errorf("%w: the stream holds no event", provider.ErrMalformed)
 	}
-	return &snapshot.WireStream{Framing: w.framing.Name(), Events: w.events}, nil
+	return &snapshot.WireStream{Framing: w.framing.Name(), Newline: w.split.Newline(), Events: w.events}, nil
 }

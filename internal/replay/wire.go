@@ -74,7 +74,7 @@ func wireChunks(f provider.Format, ws *snapshot.WireStream, includeUsage bool) (
 	if f == nil {
 		return nil, nil, fmt.Errorf("unknown wire format")
 	}
-	fr := provider.FramingOf(f)
+	fr := provider.FramingOf(f).WithNewline(ws.Newline)
 	if ws.Framing != fr.Name() {
 		return nil, nil, fmt.Errorf("response.wire.framing is %q, but %s streams are %q", ws.Framing, f.Endpoint(), fr.Name())
 	}

@@ -437,7 +437,7 @@ var fixedOrder = map[objectKind][]string{
 	kindResponse:      {"status", "content", "tokens_used", "latency_ms", "finish_reason", "tool_calls", "usage", "model", "stream", "body", "wire"},
 	kindManifest:      {"version", "created_at", "updated_at", "snapshots", "hash"},
 	kindManifestEntry: {"id", "provider", "file", "hash"},
-	kindWire:          {"framing", "events"},
+	kindWire:          {"framing", "newline", "events"},
 	kindWireEvent:     {"ms", "event", "id", "headers", "data", "data_b64", "frame_b64"},
 }
 

@@ -20,6 +20,9 @@ const (
 // body and derived fields are what assembling it gave.
 type WireStream struct {
 	Framing string
+	// Newline is how the stream's lines ended when not "\n" ("\r\n", as
+	// Gemini sends them, or "\r"); replay writes them the same way.
+	Newline string
 	Events  []WireEvent
 }
 
@@ -87,7 +90,11 @@ func (w *WireStream) value() map[string]any {
 		}
 		events[i] = m
 	}
-	return map[string]any{"framing": w.Framing, "events": events}
+	m := map[string]any{"framing": w.Framing, "events": events}
+	if w.Newline != "" {
+		m["newline"] = w.Newline
+	}
+	return m
 }
 
 // WireStreamFromValue reads a stored response.wire object. The record has
@@ -96,6 +103,7 @@ func (w *WireStream) value() map[string]any {
 func WireStreamFromValue(v map[string]any) (*WireStream, error) {
 	w := &WireStream{}
 	w.Framing, _ = v["framing"].(string)
+	w.Newline, _ = v["newline"].(string)
 	events, _ := v["events"].([]any)
 	w.Events = make([]WireEvent, len(events))
 	for i, e := range events {

@@ -24,6 +24,9 @@ type eventStreamFraming struct{}
 
 func (eventStreamFraming) Name() string { return snapshot.FramingAWSEventStream }
 
+// WithNewline: frames have no lines.
+func (f eventStreamFraming) WithNewline(string) provider.Framing { return f }
+
 func (eventStreamFraming) NewCapture(emit func(snapshot.WireEvent)) provider.WireCapture {
 	return &frameCapture{emit: emit}
 }
@@ -41,6 +44,8 @@ func (c *frameCapture) Write(p []byte) (int, error) {
 }
 
 func (c *frameCapture) Close() error { return nil }
+
+func (c *frameCapture) Newline() string { return "" }
 
 // wireEvent is one decoded frame as a wire event.
 func wireEvent(raw []byte, msg eventstream.Message) snapshot.WireEvent {
