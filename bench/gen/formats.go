@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/traceforge/traceforge/internal/provider"
-	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshot"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 	"github.com/traceforge/traceforge/internal/source"
@@ -29,19 +28,31 @@ const (
 	// /v1beta/models/gemini-2.5-flash:generateContent, streamed as
 	// :streamGenerateContent?alt=sse (same body, same key).
 	Gemini Kind = "gemini"
+	// Wire: Anthropic messages recorded streamed, stored as format 1.2.0
+	// stores a stream — its events as sent (response.wire), no body. A
+	// streamed call is answered from the events, a plain one with the body
+	// they assemble to.
+	Wire Kind = "wire"
+	// Bedrock: Amazon Bedrock Converse calls, POST
+	// /model/{model id, %3A for ":"}/converse, streamed as /converse-stream
+	// (same body, same key), recorded streamed: stored as their AWS
+	// event-stream frames, like Wire. Sent signed with SigV4 (NeedsSigV4).
+	Bedrock Kind = "bedrock"
 )
 
 // Kinds lists every kind, Chat first.
-var Kinds = []Kind{Chat, Responses, Gemini}
+var Kinds = []Kind{Chat, Responses, Gemini, Wire, Bedrock}
 
 // ParseKind returns the kind named s.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
 		if string(k) == s {
 			return k, nil
 		}
+		names[i] = string(k)
 	}
-	return "", fmt.Errorf("unknown call kind %q: want one of chat, responses, gemini", s)
+	return "", fmt.Errorf("unknown call kind %q: want one of %s", s, strings.Join(names, ", "))
 }
 
 const (
@@ -57,12 +68,17 @@ func (k Kind) Item(i int) snapshottest.Item {
 		return responsesItem(i)
 	case Gemini:
 		return geminiItem(i)
+	case Wire:
+		return wireItem(i)
+	case Bedrock:
+		return bedrockItem(i)
 	}
 	return Item(i)
 }
 
 // HTTPRequest returns the call of index i of kind k as the application
-// sends it; stream asks for the streamed answer.
+// sends it; stream asks for the streamed answer. A kind that NeedsSigV4
+// is returned unsigned.
 func (k Kind) HTTPRequest(i int, stream bool) Request {
 	switch k {
 	case Responses:
@@ -82,6 +98,10 @@ func (k Kind) HTTPRequest(i int, stream bool) Request {
 			path = geminiPath + "streamGenerateContent?alt=sse"
 		}
 		return Request{Path: path, Header: h, Body: marshal(body)}
+	case Wire:
+		return itemRequest(anthropicItem(i), stream)
+	case Bedrock:
+		return bedrockRequest(i, stream)
 	}
 	return HTTPRequest(i, stream)
 }
@@ -110,7 +130,7 @@ func withFields(it snapshottest.Item, body map[string]any, latencyMS int64) snap
 		panic(err)
 	}
 	decoded := v.(map[string]any)
-	f, err := registry.Lookup(provider.Name(it.Provider), it.Endpoint).Fields(decoded)
+	f, err := FormatOf(it).Fields(decoded)
 	if err != nil {
 		panic(fmt.Sprintf("bench/gen: %s body of a generated item: %v", it.Endpoint, err)) // a generator bug
 	}

@@ -7,8 +7,9 @@
 // three-turn conversation (so lineage is present), sampling parameters,
 // the normalized response fields and the provider's full response.body with
 // usage. Even indices are OpenAI chat completions, odd ones Anthropic
-// messages. Other kinds (Kind: OpenAI Responses, Gemini generateContent)
-// carry the same conversation in their own wire format.
+// messages. Other kinds (Kind: OpenAI Responses, Gemini generateContent,
+// and Anthropic messages and Bedrock Converse recorded streamed, stored as
+// their events) carry the same conversation in their own wire format.
 package gen
 
 import (
@@ -80,47 +81,55 @@ func conversation(i int) (system, first, reply, user, content string, promptToke
 	return
 }
 
-// Item returns the call of index i.
+// Item returns the call of index i: an OpenAI chat completion for even i,
+// an Anthropic message for odd i.
 func Item(i int) snapshottest.Item {
-	system, first, reply, user, content, promptTokens, completionTokens := conversation(i)
-	if i%2 == 0 {
-		id := fmt.Sprintf("chatcmpl-bench%09d", i)
-		usage := map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens, "total_tokens": promptTokens + completionTokens}
-		return snapshottest.Item{
-			Provider: "openai",
-			Request: map[string]any{
-				"model": "gpt-4o-mini",
-				"messages": []any{
-					map[string]any{"role": "system", "content": system},
-					map[string]any{"role": "user", "content": first},
-					map[string]any{"role": "assistant", "content": reply},
-					map[string]any{"role": "user", "content": user},
-				},
-				"temperature": int64(0),
-				"max_tokens":  int64(512),
-				"seed":        int64(42),
-			},
-			Response: snapshot.Response{
-				Fields: snapshot.Fields{Content: content, TokensUsed: promptTokens + completionTokens, FinishReason: "stop",
-					Usage: usage, Model: "gpt-4o-mini-2024-07-18"},
-				LatencyMS: 850,
-				Body: map[string]any{
-					"id": id, "object": "chat.completion", "created": int64(1767225600 + i), "model": "gpt-4o-mini-2024-07-18",
-					"choices": []any{map[string]any{
-						"index":         int64(0),
-						"message":       map[string]any{"role": "assistant", "content": content, "refusal": nil, "annotations": []any{}},
-						"logprobs":      nil,
-						"finish_reason": "stop",
-					}},
-					"usage":              cloneUsage(usage),
-					"service_tier":       "default",
-					"system_fingerprint": "fp_bench0001",
-				},
-			},
-			Source: source.Source{File: "src/agents/operations.py", Line: 40 + i%50, Function: "answer_ticket"},
-			Time:   snapshottest.BaseTime,
-		}
+	if i%2 != 0 {
+		return anthropicItem(i)
 	}
+	system, first, reply, user, content, promptTokens, completionTokens := conversation(i)
+	id := fmt.Sprintf("chatcmpl-bench%09d", i)
+	usage := map[string]any{"prompt_tokens": promptTokens, "completion_tokens": completionTokens, "total_tokens": promptTokens + completionTokens}
+	return snapshottest.Item{
+		Provider: "openai",
+		Request: map[string]any{
+			"model": "gpt-4o-mini",
+			"messages": []any{
+				map[string]any{"role": "system", "content": system},
+				map[string]any{"role": "user", "content": first},
+				map[string]any{"role": "assistant", "content": reply},
+				map[string]any{"role": "user", "content": user},
+			},
+			"temperature": int64(0),
+			"max_tokens":  int64(512),
+			"seed":        int64(42),
+		},
+		Response: snapshot.Response{
+			Fields: snapshot.Fields{Content: content, TokensUsed: promptTokens + completionTokens, FinishReason: "stop",
+				Usage: usage, Model: "gpt-4o-mini-2024-07-18"},
+			LatencyMS: 850,
+			Body: map[string]any{
+				"id": id, "object": "chat.completion", "created": int64(1767225600 + i), "model": "gpt-4o-mini-2024-07-18",
+				"choices": []any{map[string]any{
+					"index":         int64(0),
+					"message":       map[string]any{"role": "assistant", "content": content, "refusal": nil, "annotations": []any{}},
+					"logprobs":      nil,
+					"finish_reason": "stop",
+				}},
+				"usage":              cloneUsage(usage),
+				"service_tier":       "default",
+				"system_fingerprint": "fp_bench0001",
+			},
+		},
+		Source: source.Source{File: "src/agents/operations.py", Line: 40 + i%50, Function: "answer_ticket"},
+		Time:   snapshottest.BaseTime,
+	}
+}
+
+// anthropicItem is call i as an Anthropic message (the odd items of Chat,
+// every item of Wire).
+func anthropicItem(i int) snapshottest.Item {
+	system, first, reply, user, content, promptTokens, completionTokens := conversation(i)
 	usage := map[string]any{"input_tokens": promptTokens, "output_tokens": completionTokens}
 	return snapshottest.Item{
 		Provider: "anthropic",
@@ -171,8 +180,11 @@ type Request struct {
 // HTTPRequest returns the call of item i as the application sends it:
 // the stored request as JSON, plus "stream": true (and, for OpenAI,
 // stream_options.include_usage) when stream is set.
-func HTTPRequest(i int, stream bool) Request {
-	it := Item(i)
+func HTTPRequest(i int, stream bool) Request { return itemRequest(Item(i), stream) }
+
+// itemRequest is the chat call it (OpenAI chat or Anthropic messages) as
+// the application sends it (HTTPRequest).
+func itemRequest(it snapshottest.Item, stream bool) Request {
 	body := make(map[string]any, len(it.Request)+2)
 	for k, v := range it.Request {
 		body[k] = v

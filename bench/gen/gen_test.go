@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
 	"github.com/traceforge/traceforge/internal/snapshottest"
 )
@@ -15,7 +16,8 @@ import (
 // variants of one item share the request key (they replay the same
 // snapshot) and differ in Stream; the key is the generated snapshot's.
 func TestKindRequests(t *testing.T) {
-	wantPath := map[Kind]string{Chat: "/v1/chat/completions", Responses: "/v1/responses", Gemini: "/v1beta/models/gemini-2.5-flash:generateContent"}
+	wantPath := map[Kind]string{Chat: "/v1/chat/completions", Responses: "/v1/responses", Gemini: "/v1beta/models/gemini-2.5-flash:generateContent",
+		Wire: "/v1/messages", Bedrock: "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"}
 	for _, k := range Kinds {
 		for _, i := range []int{0, 7} {
 			plain, stream := k.HTTPRequest(i, false), k.HTTPRequest(i, true)
@@ -25,11 +27,11 @@ func TestKindRequests(t *testing.T) {
 			if other := k.HTTPRequest(i+2, false); bytes.Equal(other.Body, plain.Body) {
 				t.Errorf("%s items %d and %d: same body", k, i, i+2)
 			}
-			p, err := registry.Parse(http.MethodPost, plain.Path, plain.Header, plain.Body)
+			p, err := registry.Parse(http.MethodPost, plain.URLPath(), plain.Header, plain.Body)
 			if err != nil {
 				t.Fatalf("%s item %d plain: %v", k, i, err)
 			}
-			s, err := registry.Parse(http.MethodPost, stream.Path, stream.Header, stream.Body)
+			s, err := registry.Parse(http.MethodPost, stream.URLPath(), stream.Header, stream.Body)
 			if err != nil {
 				t.Fatalf("%s item %d stream: %v", k, i, err)
 			}
@@ -44,7 +46,7 @@ func TestKindRequests(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ParseKind("ollama"); err == nil || !strings.Contains(err.Error(), "chat, responses, gemini") {
+	if _, err := ParseKind("ollama"); err == nil || !strings.Contains(err.Error(), "chat, responses, gemini, wire, bedrock") {
 		t.Errorf("ParseKind(ollama) = %v", err)
 	}
 }
@@ -60,5 +62,33 @@ func TestGeminiPartsConcatenate(t *testing.T) {
 	}
 	if len(parts) != geminiParts || b.String() != Content(3) || it.Response.Content != Content(3) {
 		t.Errorf("%d parts, joined %q, content %q, want %q", len(parts), b.String(), it.Response.Content, Content(3))
+	}
+}
+
+// TestStoredAsSent: Wire and Bedrock items hold their answer as a 1.2.0
+// recording of a stream does — the events in the format's framing, at
+// increasing offsets, no body — and the events assemble to the item's
+// content and usage.
+func TestStoredAsSent(t *testing.T) {
+	for _, k := range []Kind{Wire, Bedrock} {
+		it := k.Item(5)
+		ws := it.Response.Events
+		f := FormatOf(it)
+		if ws == nil || it.Response.Body != nil || !it.Response.Stream || ws.Framing != provider.FramingOf(f).Name() {
+			t.Fatalf("%s: not stored as events: %+v", k, it.Response)
+		}
+		for j := 1; j < len(ws.Events); j++ {
+			if ws.Events[j].MS <= ws.Events[j-1].MS {
+				t.Errorf("%s: event %d at %d ms, after %d ms", k, j, ws.Events[j].MS, ws.Events[j-1].MS)
+			}
+		}
+		body, err := provider.AssembleWire(f, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields, err := f.Fields(body)
+		if err != nil || fields.Content != Content(5) || fields.TokensUsed != it.Response.TokensUsed || len(ws.Events) < 10 {
+			t.Errorf("%s: %d events assemble to %+v (%v), want content %q", k, len(ws.Events), fields, err, Content(5))
+		}
 	}
 }

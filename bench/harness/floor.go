@@ -17,6 +17,7 @@ import (
 	"github.com/traceforge/traceforge/bench/gen"
 	"github.com/traceforge/traceforge/internal/provider"
 	"github.com/traceforge/traceforge/internal/provider/registry"
+	"github.com/traceforge/traceforge/internal/snapshot"
 )
 
 // FloorVerify is the static floor: it reads every file of the set, parses
@@ -97,8 +98,9 @@ func floorKey(path string, body []byte) [32]byte {
 // FloorHandler is the replay floor: a bare net/http handler that reads the
 // request body, looks its path and body up in a map built at start-up and
 // writes the same bytes traceforge replay sends (the recorded body as JSON,
-// or the same stream events with a flush after each). Items [0, n) of kind;
-// streams adds the streamed variants.
+// or the same stream events with a flush after each; for a stream stored as
+// its events, the body they assemble to or those events). Items [0, n) of
+// kind; streams adds the streamed variants.
 func FloorHandler(kind gen.Kind, n int, streams bool) (http.Handler, error) {
 	answers := make(map[[32]byte]*floorAnswer, n*2)
 	var mu sync.Mutex
@@ -164,13 +166,23 @@ func FloorHandler(kind gen.Kind, n int, streams bool) (http.Handler, error) {
 // floorEntries builds the answers of item i of kind from the generator
 // alone, the way replay does: the request parsed by the wire layer (stream,
 // include_usage), the answer by the snapshot's format from the body as a set
-// read from disk holds it (numbers as json.Number).
+// read from disk holds it (numbers as json.Number). A stream stored as its
+// events (format 1.2.0) is answered with those events written back in its
+// framing, a plain request with the body they assemble to.
 func floorEntries(kind gen.Kind, i int, streams bool) ([][32]byte, []*floorAnswer, error) {
 	it := kind.Item(i)
+	f := gen.FormatOf(it)
+	body := it.Response.Body
+	if ws := it.Response.Events; body == nil && ws != nil {
+		var err error
+		if body, err = provider.AssembleWire(f, ws); err != nil {
+			return nil, nil, fmt.Errorf("item %d: %w", i, err)
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(it.Response.Body); err != nil {
+	if err := enc.Encode(body); err != nil {
 		return nil, nil, err
 	}
 	plain := kind.HTTPRequest(i, false)
@@ -178,29 +190,57 @@ func floorEntries(kind gen.Kind, i int, streams bool) ([][32]byte, []*floorAnswe
 	as := []*floorAnswer{{plain: buf.Bytes()}}
 	if streams {
 		sr := kind.HTTPRequest(i, true)
-		req, err := registry.Parse(http.MethodPost, sr.Path, sr.Header, sr.Body)
+		req, err := registry.Parse(http.MethodPost, sr.URLPath(), sr.Header, sr.Body)
 		if err != nil {
 			return nil, nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		e := it.Endpoint
-		if e == "" {
-			e = registry.EndpointOf100(it.Provider, it.Request)
-		}
-		f := registry.Lookup(provider.Name(it.Provider), e)
-		var body map[string]any
-		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
-		dec.UseNumber()
-		if err := dec.Decode(&body); err != nil {
-			return nil, nil, err
-		}
 		var ev eventWriter
-		if err := f.SynthesizeStream(body, req.IncludeUsage, &ev, nil); err != nil {
+		if ws := it.Response.Events; ws != nil {
+			ev, err = storedEvents(f, ws, req.IncludeUsage)
+		} else {
+			ev, err = synthesizedEvents(f, buf.Bytes(), req.IncludeUsage)
+		}
+		if err != nil {
 			return nil, nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		keys = append(keys, floorKey(sr.Path, sr.Body))
 		as = append(as, &floorAnswer{events: ev, contentType: f.StreamContentType()})
 	}
 	return keys, as, nil
+}
+
+// synthesizedEvents is the stream f synthesizes from the body encoded in
+// plain, one event per write.
+func synthesizedEvents(f provider.Format, plain []byte, includeUsage bool) (eventWriter, error) {
+	var body map[string]any
+	dec := json.NewDecoder(bytes.NewReader(plain))
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil {
+		return nil, err
+	}
+	var ev eventWriter
+	err := f.SynthesizeStream(body, includeUsage, &ev, nil)
+	return ev, err
+}
+
+// storedEvents are the events of a stored stream written back in f's
+// framing, one each. The floor does not strip a usage chunk the recording
+// proxy asked for (replay does, for a request that does not ask for it):
+// such a request is refused.
+func storedEvents(f provider.Format, ws *snapshot.WireStream, includeUsage bool) (eventWriter, error) {
+	if _, ok := f.(provider.UsageInjector); ok && !includeUsage {
+		return nil, fmt.Errorf("the floor serves %s streams stored as events only to requests asking for usage", f.Endpoint())
+	}
+	fr := provider.FramingOf(f)
+	ev := make(eventWriter, 0, len(ws.Events))
+	for j := range ws.Events {
+		b, err := fr.AppendEvent(nil, &ws.Events[j])
+		if err != nil {
+			return nil, err
+		}
+		ev = append(ev, b)
+	}
+	return ev, nil
 }
 
 type eventWriter [][]byte

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/traceforge/traceforge/bench/gen"
@@ -11,7 +13,10 @@ import (
 // FormatKinds are the wire formats whose replay is measured beside the chat
 // rows (issue 12 item 6, issue 18 item 2): a set of PeerN calls each,
 // plain and streamed, traceforge against the floor serving the same bytes.
-var FormatKinds = []gen.Kind{gen.Responses, gen.Gemini}
+// Wire and Bedrock sets hold streams as format 1.2.0 stores them, their
+// events as sent: a streamed call is answered from the events, a plain one
+// (the key ignores "stream") with the body they assemble to.
+var FormatKinds = []gen.Kind{gen.Responses, gen.Gemini, gen.Wire, gen.Bedrock}
 
 // FormatMode is the replay row mode of kind's calls in mode (plain,
 // stream): "responses stream".
@@ -82,11 +87,25 @@ func (r *Results) formatTargets() []Target {
 	return ts
 }
 
+// kindLabels name the kinds in target names.
+var kindLabels = map[gen.Kind]string{gen.Responses: "Responses", gen.Gemini: "Gemini",
+	gen.Wire: "Anthropic (stored as events)", gen.Bedrock: "Bedrock Converse (stored as events)"}
+
 // label is "Responses stream", "Gemini plain".
 func label(kind gen.Kind, mode string) string {
-	name := map[gen.Kind]string{gen.Responses: "Responses", gen.Gemini: "Gemini"}[kind]
+	name := kindLabels[kind]
 	if name == "" {
 		name = string(kind)
 	}
 	return name + " " + mode
+}
+
+// formatsNote explains the format rows' modes, "" when r has none.
+func (r *Results) formatsNote() string {
+	for _, x := range r.Replay {
+		if k, _, ok := strings.Cut(x.Mode, " "); ok && slices.Contains(FormatKinds, gen.Kind(k)) {
+			return "Format rows: `responses` and `gemini` are OpenAI Responses and Gemini generateContent calls stored with their body (a stream synthesized from it); `wire` are Anthropic messages and `bedrock` Bedrock Converse calls (POST /model/{model id}/converse, streamed as /converse-stream, AWS event-stream frames, sent SigV4-signed) recorded streamed and stored as format 1.2.0 stores a stream — its events as sent, no body: `stream` is answered from the events, `plain` (same key) with the body they assemble to. The floor sends the same bytes from memory."
+		}
+	}
+	return ""
 }

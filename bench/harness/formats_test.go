@@ -16,15 +16,17 @@ import (
 	"github.com/traceforge/traceforge/internal/verify"
 )
 
-// TestFormatsFloorMatchesReplay: for the Responses and Gemini sets, the
-// floor sends the very bytes (and Content-Type) traceforge replay sends,
-// plain and streamed, and the load generator runs error-free against
-// replay with their calls.
+// TestFormatsFloorMatchesReplay: for every FormatKinds set (Responses,
+// Gemini, and the Anthropic and Bedrock sets stored as their streams'
+// events), the floor sends the very bytes (and Content-Type) traceforge
+// replay sends, plain and streamed, and the load generator runs error-free
+// against replay with their calls (Bedrock's signed).
 func TestFormatsFloorMatchesReplay(t *testing.T) {
 	const n = 6
 	for _, kind := range FormatKinds {
 		t.Run(string(kind), func(t *testing.T) {
 			_, floor, tf := floorAndReplay(t, kind, n)
+			streamType := gen.FormatOf(kind.Item(0)).StreamContentType()
 			for _, i := range []int{0, 1, n - 1} {
 				for _, stream := range []bool{false, true} {
 					r := kind.HTTPRequest(i, stream)
@@ -33,7 +35,7 @@ func TestFormatsFloorMatchesReplay(t *testing.T) {
 					if !bytes.Equal(a, b) || actype != bctype {
 						t.Errorf("item %d stream=%v: floor (%s) and replay (%s) differ:\n%s\n---\n%s", i, stream, actype, bctype, a, b)
 					}
-					if stream != strings.HasPrefix(bctype, "text/event-stream") {
+					if stream != (bctype == streamType) {
 						t.Errorf("item %d stream=%v: replay answered %s", i, stream, bctype)
 					}
 				}
@@ -61,6 +63,8 @@ func TestFormatTargets(t *testing.T) {
 		row(gen.Responses, "plain", "floor", 10*time.Microsecond, 0), row(gen.Responses, "plain", ColdServer, 30*time.Microsecond, 0),
 		row(gen.Responses, "stream", "floor", 100*time.Microsecond, 0), row(gen.Responses, "stream", ColdServer, 150*time.Microsecond, 0), warm,
 		row(gen.Gemini, "stream", "floor", 100*time.Microsecond, 0), row(gen.Gemini, "stream", ColdServer, 120*time.Microsecond, 3),
+		row(gen.Wire, "stream", "floor", 80*time.Microsecond, 0), row(gen.Wire, "stream", ColdServer, 100*time.Microsecond, 0),
+		row(gen.Bedrock, "plain", "floor", 20*time.Microsecond, 0), row(gen.Bedrock, "plain", ColdServer, 40*time.Microsecond, 0),
 	}}
 	for i := range res.Replay {
 		if res.Replay[i].Server == ColdServer {
@@ -74,6 +78,9 @@ func TestFormatTargets(t *testing.T) {
 		"| cold Gemini stream replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 1.20× | ❌ missed |",
 		"| 1000 | responses stream | **traceforge, memo off** (cold) | 0.0% | 100 |",
 		"| 1000 | responses stream | traceforge | 100.0% | 100 |",
+		"| cold Anthropic (stored as events) stream replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 1.25× | ✅ met |",
+		"| cold Bedrock Converse (stored as events) plain replay CPU/request vs floor (1000, memo off) | ≤ 1.5× | 2.00× | ❌ missed |",
+		"`wire` are Anthropic messages and `bedrock` Bedrock Converse calls",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -168,6 +175,9 @@ func TestColdReplayTarget(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+	if strings.Contains(md, "Format rows") {
+		t.Errorf("report of chat rows explains format rows:\n%s", md)
 	}
 	for _, tg := range res.Targets() {
 		if strings.Contains(tg.Name, "(1000, memo on") || tg.Got == "0.90×" {

@@ -44,7 +44,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("load stream=%v: %+v (window %v/%v)", stream, res, opened, closed)
 		}
 	}
-	lat, err := Latency(host(tf), host(floor), 3, 1, 0, false)
+	lat, err := Latency(host(tf), host(floor), gen.Chat, 3, 1, 0, false)
 	if err != nil || lat.DirectP50 <= 0 || lat.ProxyP50 <= 0 {
 		t.Errorf("Latency = %+v, %v", lat, err)
 	}

@@ -264,7 +264,7 @@ func KindSource(host string, kind gen.Kind, n int, stream bool, conns int) Sourc
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				raws[i] = RawRequest(host, kind.HTTPRequest(i, stream), nil)
+				raws[i] = KindRaw(host, kind, i, stream, nil)
 			}
 		}(w)
 	}

@@ -110,17 +110,50 @@ func (r *Results) Targets() []Target {
 		ts = append(ts, Target{Name: "streamed replay, 16 MB answer vs 1 MB (linear = 16×)", Want: "≤ 24×", Got: fmt.Sprintf("%.1f×", x), Met: x <= 24})
 	}
 	if rec := r.Record; rec != nil {
-		// A record row counts only if record wrote one file per call it
-		// answered (every call is a distinct request).
-		added := rec.ProxyP50 - rec.DirectP50
-		latOK := rec.LatencyCalls > 0 && rec.LatencyFiles == rec.LatencyCalls
-		ts = append(ts, Target{Name: "record added p50 latency (1 client; files written = calls answered)", Want: "≤ 0.5 ms", Got: fmt.Sprintf("%s (%d files / %d calls)", ms(added), rec.LatencyFiles, rec.LatencyCalls), Met: added <= 500*time.Microsecond && latOK})
+		lat, calls := recordTargets("record", rec, r.Config.Conns)
 		ttfb := rec.TTFBProxy - rec.TTFBDirect
-		ts = append(ts, Target{Name: "record added first-byte delay (upstream waits 200 ms)", Want: "≤ 2 ms", Got: ms(ttfb), Met: ttfb <= 2*time.Millisecond})
-		filesOK := rec.Throughput.Answered > 0 && int64(rec.FilesWritten) == rec.Throughput.Answered
-		ts = append(ts, Target{Name: fmt.Sprintf("record calls/s at %d clients (distinct calls; files written = calls answered)", r.Config.Conns), Want: "≥ 1,000", Got: fmt.Sprintf("%.0f (%d files / %d answers)", rec.Throughput.RPS, rec.FilesWritten, rec.Throughput.Answered), Met: rec.Throughput.RPS >= 1000 && rec.Throughput.Errors == 0 && filesOK})
+		ts = append(ts, lat, Target{Name: "record added first-byte delay (upstream waits 200 ms)", Want: "≤ 2 ms", Got: ms(ttfb), Met: ttfb <= 2*time.Millisecond}, calls)
+		if b := rec.Bedrock; b != nil {
+			lat, calls := recordTargets("record, Bedrock Converse signed again (SigV4),", b, r.Config.Conns)
+			ts = append(ts, lat, calls)
+		}
 	}
 	return ts
+}
+
+// recordTargets are a record run's latency and throughput targets, their
+// names starting with name. A record row counts only if record wrote one
+// file per call it answered (every call is a distinct request).
+func recordTargets(name string, rec *RecordResult, conns int) (latency, calls Target) {
+	added := rec.ProxyP50 - rec.DirectP50
+	latOK := rec.LatencyCalls > 0 && rec.LatencyFiles == rec.LatencyCalls
+	latency = Target{Name: name + " added p50 latency (1 client; files written = calls answered)", Want: "≤ 0.5 ms", Got: fmt.Sprintf("%s (%d files / %d calls)", ms(added), rec.LatencyFiles, rec.LatencyCalls), Met: added <= 500*time.Microsecond && latOK}
+	filesOK := rec.Throughput.Answered > 0 && int64(rec.FilesWritten) == rec.Throughput.Answered
+	calls = Target{Name: fmt.Sprintf("%s calls/s at %d clients (distinct calls; files written = calls answered)", name, conns), Want: "≥ 1,000", Got: fmt.Sprintf("%.0f (%d files / %d answers)", rec.Throughput.RPS, rec.FilesWritten, rec.Throughput.Answered), Met: rec.Throughput.RPS >= 1000 && rec.Throughput.Errors == 0 && filesOK}
+	return latency, calls
+}
+
+// recordLatencyRows renders a record run's one-client latency rows.
+func recordLatencyRows(p func(string, ...any), rec *RecordResult) {
+	p("| p50 latency (1 client) | %s | %s | %s |", ms(rec.DirectP50), ms(rec.ProxyP50), ms(rec.ProxyP50-rec.DirectP50))
+	p("| p99 latency (1 client) | %s | %s | %s |", ms(rec.DirectP99), ms(rec.ProxyP99), ms(rec.ProxyP99-rec.DirectP99))
+}
+
+// recordThroughputRows renders a record run's throughput rows and the
+// calls and files of the run below its table.
+func recordThroughputRows(p func(string, ...any), rec *RecordResult, conns int) {
+	p("| calls/s at %d clients | %.0f | %.0f | |", conns, rec.UpstreamThroughput.RPS, rec.Throughput.RPS)
+	p("| server CPU per call at %d clients | %s (upstream) | %s (record alone) | |", conns, us(rec.UpstreamCPUPerCall), us(rec.CPUPerCall))
+	p("")
+	p("Through record at %d clients: p50 %s, p99 %s, %d errors; %d calls answered in the run (warm-up and window), %d snapshot files written. One client: %d calls through record, %d files written.", conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.Throughput.Answered, rec.FilesWritten, rec.LatencyCalls, rec.LatencyFiles)
+}
+
+// recordExit says so when record did not stop cleanly.
+func recordExit(p func(string, ...any), rec *RecordResult) {
+	if rec.RecordExit != "" {
+		p("")
+		p("record did not stop cleanly: %s", rec.RecordExit)
+	}
 }
 
 // coldLabel says why a cold row is cold: "memo off", or "memo on, 0% hits"
@@ -212,6 +245,10 @@ func (r *Results) Markdown() string {
 		}
 		p("")
 		p("Each load run sends every one of the set's N distinct requests in turn, again and again. CPU/request is the server's utime+stime (`/proc/<pid>/stat`) over the measured window divided by the calls completed in it; each row is the round with the median CPU/request of %d. Memo hits: the share of the window's calls replay's memo answered without parsing them (the load's calls run through a `replay.Memo` of the server's size, `bench/harness/memo.go`); memo on it holds 2 × min(max(N, %d), %d) requests. Cold rows (in bold): every call parsed and keyed — only they carry the replay targets.", r.Config.rounds(), replay.MemoGeneration, 4*replay.MemoGeneration)
+		if note := r.formatsNote(); note != "" {
+			p("")
+			p("%s", note)
+		}
 	}
 	if rec := r.Record; rec != nil {
 		p("")
@@ -219,23 +256,26 @@ func (r *Results) Markdown() string {
 		p("")
 		p("| figure | direct to upstream | through record | added |")
 		p("|---|---:|---:|---:|")
-		p("| p50 latency (1 client) | %s | %s | %s |", ms(rec.DirectP50), ms(rec.ProxyP50), ms(rec.ProxyP50-rec.DirectP50))
-		p("| p99 latency (1 client) | %s | %s | %s |", ms(rec.DirectP99), ms(rec.ProxyP99), ms(rec.ProxyP99-rec.DirectP99))
+		recordLatencyRows(p, rec)
 		if rec.StrictP50 > 0 {
 			p("| p50 latency (1 client), `--sync=before-answer` (fsync before the answer; no target) | %s | %s | %s |", ms(rec.StrictDirectP50), ms(rec.StrictP50), ms(rec.StrictP50-rec.StrictDirectP50))
 		}
 		p("| first streamed byte, upstream waits 200 ms (median) | %s | %s | %s |", ms(rec.TTFBDirect), ms(rec.TTFBProxy), ms(rec.TTFBProxy-rec.TTFBDirect))
-		p("| calls/s at %d clients | %.0f | %.0f | |", r.Config.Conns, rec.UpstreamThroughput.RPS, rec.Throughput.RPS)
-		p("| server CPU per call at %d clients | %s (upstream) | %s (record alone) | |", r.Config.Conns, us(rec.UpstreamCPUPerCall), us(rec.CPUPerCall))
-		p("")
-		p("Through record at %d clients: p50 %s, p99 %s, %d errors; %d calls answered in the run (warm-up and window), %d snapshot files written. One client: %d calls through record, %d files written.", r.Config.Conns, ms(rec.Throughput.P50), ms(rec.Throughput.P99), rec.Throughput.Errors, rec.Throughput.Answered, rec.FilesWritten, rec.LatencyCalls, rec.LatencyFiles)
+		recordThroughputRows(p, rec, r.Config.Conns)
 		if rec.CreateCost > 0 {
 			p("")
 			p("Creating a file in the scratch folder cost at most %s (%d probes in a row, %s apart, each the median of %d creates) before record was measured; the harness waited %s for creates to cost %s or less (ext4 without a journal makes creates slow for a minute or more after a mass deletion; see \"What bounds record\").", us(rec.CreateCost), settleGood, settleInterval, probeFiles, rec.CreateWait.Round(time.Second), us(slowCreate))
 		}
-		if rec.RecordExit != "" {
+		recordExit(p, rec)
+		if b := rec.Bedrock; b != nil {
 			p("")
-			p("record did not stop cleanly: %s", rec.RecordExit)
+			p("### Record overhead, Amazon Bedrock Converse (`traceforge record --bedrock-upstream` in front of the fake Bedrock runtime, `tfbench fake-bedrock` = `fakeupstream.Bedrock`, which checks every SigV4 signature; distinct calls, each signed by the client for record's host and signed again by record with its own AWS credentials)")
+			p("")
+			p("| figure | direct to upstream | through record | added |")
+			p("|---|---:|---:|---:|")
+			recordLatencyRows(p, b)
+			recordThroughputRows(p, b, r.Config.Conns)
+			recordExit(p, b)
 		}
 	}
 	r.wireMarkdown(p)

@@ -139,7 +139,10 @@ type RecordResult struct {
 	LatencyFiles, LatencyCalls               int           // by the one-client latency run, and the calls it made through record
 	RecordExit                               string
 	CreateCost, CreateWait                   time.Duration // a file create before measuring (fsstate.go), and the wait for it to be cheap
-
+	// Bedrock is the same latency and throughput figures for Bedrock
+	// Converse calls, which record signs again with SigV4
+	// (runBedrockRecord); nil when not measured.
+	Bedrock *RecordResult
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -236,7 +239,8 @@ func KindSetDir(cfg *Config, kind gen.Kind, n int) string {
 func EnsureSet(cfg *Config, n int) (int64, error) { return EnsureKindSet(cfg, gen.Chat, n) }
 
 // EnsureKindSet generates the set of kind and size n unless a complete one
-// is cached.
+// is cached; a set it generates must pass `traceforge verify` before it is
+// marked complete.
 func EnsureKindSet(cfg *Config, kind gen.Kind, n int) (int64, error) {
 	dir := KindSetDir(cfg, kind, n)
 	marker := filepath.Join(filepath.Dir(dir), "complete")
@@ -253,6 +257,11 @@ func EnsureKindSet(cfg *Config, kind gen.Kind, n int) (int64, error) {
 		return 0, err
 	}
 	cfg.logf("generated %d snapshots (%.1f MB) in %s", n, float64(sz)/1e6, time.Since(start).Round(time.Millisecond))
+	check := exec.Command(cfg.bin("traceforge"), "verify", "--dir", dir)
+	check.Dir, check.Env = filepath.Dir(dir), append(os.Environ(), "NO_COLOR=1")
+	if out, err := check.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("the generated %s set does not verify: %v: %s", kind, err, tail(string(out)))
+	}
 	return sz, os.WriteFile(marker, []byte(strconv.FormatInt(sz, 10)), 0o644)
 }
 

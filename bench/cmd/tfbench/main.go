@@ -1,12 +1,13 @@
 // Command tfbench is traceforge's benchmark harness (`make bench`).
 //
 //	tfbench run [-quick] [-out BENCHMARKS.md]   the whole harness
-//	tfbench run -only formats [-quick]          only the Responses and Gemini replay rows (prints; writes no file)
+//	tfbench run -only formats [-quick]          only the other formats' replay rows (prints; writes no file)
 //	tfbench floor-verify DIR                    static floor: read, parse, hash
 //	tfbench floor-serve [-kind K] -n N [-streams]  replay floor: bare net/http from memory
+//	tfbench fake-bedrock [-listen A]            fake Bedrock runtime checking SigV4 (record rows)
 //	tfbench load -addr A [-kind K] -n N [-stream]  load generator (set calls)
-//	tfbench load -addr A -distinct BASE         load generator (every call distinct)
-//	tfbench latency -direct A -proxy B ...      sequential latency, direct vs proxy
+//	tfbench load -addr A [-kind K] -distinct BASE  load generator (every call distinct)
+//	tfbench latency -direct A -proxy B [-kind K] ...  sequential latency, direct vs proxy
 //	tfbench profile-verify DIR OUT              CPU profile of the static checks
 //	tfbench rusage -- COMMAND ARGS...           wall time and peak RSS of COMMAND
 package main
@@ -38,7 +39,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tfbench run|floor-verify|floor-serve|load|latency|profile-verify ...")
+		fmt.Fprintln(stderr, "usage: tfbench run|floor-verify|floor-serve|fake-bedrock|load|latency|profile-verify ...")
 		return 2
 	}
 	var err error
@@ -49,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdFloorVerify(args[1:], stdout)
 	case "floor-serve":
 		err = cmdFloorServe(args[1:], stdout)
+	case "fake-bedrock":
+		err = cmdFakeBedrock(args[1:], stdout)
 	case "load":
 		err = cmdLoad(args[1:], stdout)
 	case "latency":
@@ -168,7 +171,7 @@ func cmdFloorServe(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("floor-serve", flag.ContinueOnError)
 	n := fs.Int("n", 1000, "items [0, n)")
 	streams := fs.Bool("streams", false, "also serve the streamed variants")
-	kindName := fs.String("kind", string(gen.Chat), "calls: chat, responses or gemini")
+	kindName := fs.String("kind", string(gen.Chat), "calls: "+kindNames())
 	listen := fs.String("listen", "127.0.0.1:0", "address")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -181,12 +184,30 @@ func cmdFloorServe(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *listen)
+	return serve(h, *listen, stdout, "LISTEN ")
+}
+
+// cmdFakeBedrock serves the fake Bedrock runtime of the record rows
+// (harness.FakeBedrock) until SIGINT or SIGTERM, printing
+// FAKE_UPSTREAM_URL=http://ADDR as tf-fake-upstream does.
+func cmdFakeBedrock(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("fake-bedrock", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return serve(harness.FakeBedrock(), *listen, stdout, "FAKE_UPSTREAM_URL=http://")
+}
+
+// serve serves h on listen until SIGINT or SIGTERM, once it has printed
+// prefix and the address it listens on.
+func serve(h http.Handler, listen string, stdout io.Writer, prefix string) error {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: h}
-	fmt.Fprintf(stdout, "LISTEN %s\n", ln.Addr())
+	fmt.Fprintf(stdout, "%s%s\n", prefix, ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { _ = srv.Serve(ln) }()
@@ -194,12 +215,21 @@ func cmdFloorServe(args []string, stdout io.Writer) error {
 	return srv.Close()
 }
 
+// kindNames lists the call kinds for a flag's help: "chat, responses, …".
+func kindNames() string {
+	names := make([]string, len(gen.Kinds))
+	for i, k := range gen.Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
 func cmdLoad(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	addr := fs.String("addr", "", "host:port")
 	n := fs.Int("n", 1000, "set size: calls cycle through items [0, n)")
 	stream := fs.Bool("stream", false, "streamed calls")
-	kindName := fs.String("kind", string(gen.Chat), "calls: chat, responses or gemini (set calls only)")
+	kindName := fs.String("kind", string(gen.Chat), "calls: "+kindNames())
 	distinct := fs.Int("distinct", -1, "every call a new item, from this index on")
 	conns := fs.Int("conns", 32, "keep-alive connections")
 	warmup := fs.Duration("warmup", time.Second, "not measured")
@@ -207,17 +237,17 @@ func cmdLoad(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	kind, err := gen.ParseKind(*kindName)
+	if err != nil {
+		return err
+	}
 	var src harness.Source
 	if *distinct >= 0 {
 		base := *distinct
 		src = func(c, seq int) []byte {
-			return harness.RawRequest(*addr, gen.HTTPRequest(base+c*1_000_000+seq, *stream), harness.SourceHeader)
+			return harness.KindRaw(*addr, kind, base+c*1_000_000+seq, *stream, harness.SourceHeader)
 		}
 	} else {
-		kind, err := gen.ParseKind(*kindName)
-		if err != nil {
-			return err
-		}
 		src = harness.KindSource(*addr, kind, *n, *stream, *conns)
 	}
 	res := harness.RunLoad(harness.LoadConfig{
@@ -243,10 +273,15 @@ func cmdLatency(args []string, stdout io.Writer) error {
 	rounds := fs.Int("rounds", 10, "direct/proxy block pairs")
 	base := fs.Int("base", 0, "first item index")
 	stream := fs.Bool("stream", false, "streamed calls")
+	kindName := fs.String("kind", string(gen.Chat), "calls: "+kindNames())
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	res, err := harness.Latency(*direct, *proxy, *n, *rounds, *base, *stream)
+	kind, err := gen.ParseKind(*kindName)
+	if err != nil {
+		return err
+	}
+	res, err := harness.Latency(*direct, *proxy, kind, *n, *rounds, *base, *stream)
 	if err != nil {
 		return err
 	}
