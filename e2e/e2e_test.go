@@ -56,9 +56,9 @@ var wrapperModes = []string{"plain", "stream"}
 var clients = []client{
 	{name: "openaigo", file: "clients/openaigo/main.go", provider: "openai", modes: withDefault},
 	{name: "goopenai", file: "clients/goopenai/main.go", provider: "openai"},
-	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic"},
+	{name: "anthropicgo", file: "clients/anthropicgo/main.go", provider: "anthropic", modes: withDefault},
 	{name: "openai-node", argv: []string{"node", "node/openai.mjs"}, file: "node/openai.mjs", provider: "openai", modes: withDefault},
-	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic"},
+	{name: "anthropic-node", argv: []string{"node", "node/anthropic.mjs"}, file: "node/anthropic.mjs", provider: "anthropic", modes: withDefault},
 	{name: "langchain-node", argv: []string{"node", "node/langchain.mjs"}, file: "node/langchain.mjs", provider: "openai", modes: wrapperModes, endpoints: chatOnly},
 	{name: "langchain-resp-node", argv: []string{"node", "node/langchain-resp.mjs"}, file: "node/langchain-resp.mjs", provider: "openai", modes: wrapperModes, endpoints: responsesOnly},
 	// The AI SDK's and the Agents SDK's default OpenAI API: Responses.

@@ -1,5 +1,8 @@
 // End-to-end client for the `@anthropic-ai/sdk` npm SDK:
-// node anthropic.mjs plain|stream|tool. The SDK reads ANTHROPIC_BASE_URL
+// node anthropic.mjs plain|stream|tool|default. default is the SDK's default
+// streamed call as its README writes it (model, max_tokens — the API requires
+// it — and messages; no temperature), recorded after `traceforge init`. The
+// SDK reads ANTHROPIC_BASE_URL
 // (without /v1) and ANTHROPIC_API_KEY. The SDK's middleware chain drops the
 // caller's async stack frames; traceforgeFetch finds the caller through async
 // causality instead.
@@ -53,7 +56,13 @@ async function agent(lines) {
   lines.push('no final answer after 3 turns');
 }
 
+// defaultCall: the README's streaming call, no sampling settings.
+async function defaultCall(lines) {
+  const st = client.messages.stream({ model: s.ANTHROPIC_MODEL, max_tokens: 1024, messages: [{ role: 'user', content: s.prompt('default') }] });
+  describe(lines, '', await st.finalMessage());
+}
+
 await s.main('anthropic-node', async (mode, lines) => {
-  const run = { plain, stream, tool: agent }[mode];
+  const run = { plain, stream, tool: agent, default: defaultCall }[mode];
   await run(lines);
-});
+}, [...s.MODES, 'default']);

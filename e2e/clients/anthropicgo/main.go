@@ -1,11 +1,14 @@
 // Command anthropicgo is the end-to-end client for
-// github.com/anthropics/anthropic-sdk-go: `anthropicgo plain|stream|tool`. The
+// github.com/anthropics/anthropic-sdk-go: `anthropicgo plain|stream|tool|default`. The
 // SDK reads ANTHROPIC_BASE_URL (without /v1) and ANTHROPIC_API_KEY; every call
 // is attributed with traceforge.SourceTransport.
 //
 // It uses the v1 line of the SDK: v2 dropped the temperature parameter, and
 // traceforge's determinism policy needs temperature 0 (with v2, send it with
-// option.WithJSONSet("temperature", 0)).
+// option.WithJSONSet("temperature", 0)). Its default mode makes the SDK's
+// default call as its README writes it (model, max_tokens — the API requires
+// it — and messages; no temperature), recorded after `traceforge init` wrote
+// the request defaults into the project's config.
 package main
 
 import (
@@ -26,7 +29,22 @@ const name = "anthropicgo"
 
 func main() {
 	client := anthropic.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
-	scenario.Run(name, client, plain, stream, agent)
+	scenario.RunModes(name, client, map[string]func(context.Context, anthropic.Client, *scenario.Transcript) error{
+		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall})
+}
+
+// defaultCall is the call as the SDK's README writes it: no temperature.
+func defaultCall(ctx context.Context, client anthropic.Client, tr *scenario.Transcript) error {
+	msg, err := client.Messages.New(ctx, anthropic.MessageNewParams{
+		Model:     anthropic.Model(scenario.AnthropicModel),
+		MaxTokens: 1024,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(scenario.Prompt("default")))},
+	})
+	if err != nil {
+		return err
+	}
+	describe(tr, "", msg)
+	return nil
 }
 
 func params(messages ...anthropic.MessageParam) anthropic.MessageNewParams {
