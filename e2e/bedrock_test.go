@@ -63,7 +63,7 @@ func TestBedrockClient(t *testing.T) {
 	if bedrockBuild.err != nil {
 		t.Fatalf("build %s: %v", bedrockClient, bedrockBuild.err)
 	}
-	for mode, calls := range map[string]int{"plain": 1, "stream": 1, "tool": 2} {
+	for mode, calls := range map[string]int{"plain": 1, "stream": 1, "tool": 2, "default": 1} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			bedrockRecordVerifyReplayDrift(t, mode, calls)
@@ -91,6 +91,13 @@ func bedrockRecordVerifyReplayDrift(t *testing.T, mode string, calls int) {
 		t.Fatal(err)
 	}
 	app := append([]string{script}, argv...)
+	if mode == "default" {
+		// The SDK's default call (no inferenceConfig) records with the
+		// request defaults traceforge init writes, no code change.
+		if in := run(t, awsEnv(t), tf("init")...); in.code != 0 {
+			t.Fatalf("init: want exit 0\n%s", in)
+		}
+	}
 	wire := newWireTap(t)
 	rec := run(t, awsEnv(t, "AWS_ACCESS_KEY_ID="+e2eTFKeyID, "AWS_SECRET_ACCESS_KEY="+e2eTFSecret, "AWS_REGION=eu-west-1", wire.env("record")),
 		append(tf("record", "--bedrock-upstream", fake.URL, "--"), app...)...)

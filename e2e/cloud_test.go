@@ -24,11 +24,11 @@ type cloudClient struct {
 
 var cloudClients = []cloudClient{
 	{name: "vertexgo", file: "clients/vertexgo/main.go", provider: "vertex",
-		calls:    map[string]int{"plain": 1, "stream": 1, "tool": 2, "count": 1},
-		function: map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "count": "count"}},
+		calls:    map[string]int{"plain": 1, "stream": 1, "tool": 2, "count": 1, "default": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "count": "count", "default": "defaultCall"}},
 	{name: "azurego", file: "clients/azurego/main.go", provider: "azure",
-		calls:    map[string]int{"plain": 1, "stream": 1},
-		function: map[string]string{"plain": "plain", "stream": "stream"}},
+		calls:    map[string]int{"plain": 1, "stream": 1, "default": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream", "default": "defaultCall"}},
 	{name: "azure-node", file: "node/azure.mjs", provider: "azure", argv: []string{"node", "node/azure.mjs"},
 		calls:    map[string]int{"plain": 1, "stream": 1},
 		function: map[string]string{"plain": "plain", "stream": "stream"}},
@@ -103,6 +103,13 @@ func cloudRecordVerifyReplayDrift(t *testing.T, c cloudClient, mode string) {
 	}
 	self := client{name: c.name}
 
+	if mode == "default" {
+		// The SDK's default call records with the request defaults
+		// traceforge init writes, no code change.
+		if in := run(t, cloudEnv(), tf("init")...); in.code != 0 {
+			t.Fatalf("init: want exit 0\n%s", in)
+		}
+	}
 	fake := startFake(t)
 	wire := newWireTap(t)
 	rec := run(t, append(cloudEnv(), "TF_E2E_VERTEX_TOKEN="+vertexE2EToken, "AZURE_OPENAI_API_KEY="+azureE2EKey, wire.env("record")),

@@ -41,7 +41,7 @@ func main() {
 		azure.WithUnsafeAllowHTTP(), // traceforge listens on loopback HTTP
 	)
 	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream})
+		"plain": plain, "stream": stream, "default": defaultCall})
 }
 
 func params(messages ...openai.ChatCompletionMessageParamUnion) openai.ChatCompletionNewParams {
@@ -56,6 +56,23 @@ func params(messages ...openai.ChatCompletionMessageParamUnion) openai.ChatCompl
 
 func plain(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
 	resp, err := client.Chat.Completions.New(ctx, params(openai.UserMessage(scenario.Prompt("plain"))))
+	if err != nil {
+		return err
+	}
+	c := resp.Choices[0]
+	tr.Add("content: %q", c.Message.Content)
+	tr.Add("finish_reason: %s", c.FinishReason)
+	tr.Add("tokens: %d", resp.Usage.TotalTokens)
+	return nil
+}
+
+// defaultCall is the SDK's default call: no temperature, seed or max
+// tokens (traceforge init's request defaults fill them in).
+func defaultCall(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
+	resp, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    openai.ChatModel(deployment),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(scenario.Prompt("default"))},
+	})
 	if err != nil {
 		return err
 	}

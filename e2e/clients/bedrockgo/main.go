@@ -34,7 +34,8 @@ func main() {
 	if err != nil {
 		scenario.Fail(name, err)
 	}
-	scenario.Run(name, bedrockruntime.NewFromConfig(cfg), plain, stream, agent)
+	scenario.RunModes(name, bedrockruntime.NewFromConfig(cfg), map[string]func(context.Context, *bedrockruntime.Client, *scenario.Transcript) error{
+		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall})
 }
 
 func inference() *types.InferenceConfiguration {
@@ -76,6 +77,17 @@ func describe(tr *scenario.Transcript, prefix string, out *bedrockruntime.Conver
 
 func plain(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
 	out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{userText(scenario.Prompt("plain"))}, InferenceConfig: inference()})
+	if err != nil {
+		return err
+	}
+	_, _, err = describe(tr, "", out)
+	return err
+}
+
+// defaultCall is the SDK's default Converse call: no inferenceConfig at
+// all (traceforge init's request defaults fill it in).
+func defaultCall(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{userText(scenario.Prompt("default"))}})
 	if err != nil {
 		return err
 	}

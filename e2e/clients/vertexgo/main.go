@@ -31,7 +31,7 @@ const (
 	location = "us-central1"
 )
 
-var modes = []string{"plain", "stream", "tool", "count"}
+var modes = []string{"plain", "stream", "tool", "count", "default"}
 
 // bearer puts a fixed OAuth access token on every request: with its own
 // HTTP client (traceforge's, for attribution) the SDK applies no
@@ -60,7 +60,7 @@ func main() {
 		scenario.Fail(name, err)
 	}
 	run := map[string]func(context.Context, *genai.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream, "tool": agent, "count": count,
+		"plain": plain, "stream": stream, "tool": agent, "count": count, "default": defaultCall,
 	}[os.Args[1]]
 	if run == nil {
 		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
@@ -100,6 +100,27 @@ func plain(ctx context.Context, client *genai.Client, tr *scenario.Transcript) e
 		return err
 	}
 	describe(tr, "", r)
+	return nil
+}
+
+// defaultCall is the SDK's default streamed call: no generation config at
+// all (traceforge init's request defaults fill it in).
+func defaultCall(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	var text strings.Builder
+	var last *genai.GenerateContentResponse
+	for r, err := range client.Models.GenerateContentStream(ctx, model, genai.Text(scenario.Prompt("default")), nil) {
+		if err != nil {
+			return err
+		}
+		text.WriteString(r.Text())
+		last = r
+	}
+	if last == nil {
+		return fmt.Errorf("empty stream")
+	}
+	tr.Add("text: %q", text.String())
+	tr.Add("finish_reason: %s", last.Candidates[0].FinishReason)
+	tr.Add("tokens: %d", last.UsageMetadata.TotalTokenCount)
 	return nil
 }
 
