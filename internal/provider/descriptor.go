@@ -100,6 +100,13 @@ type Descriptor struct {
 	// the provider included: Vertex AI's location still has to be filled
 	// in) and by verify --live for every call it re-sends.
 	PrepareUpstream func(out *http.Request, body []byte) error
+	// ClientCredential, when set, reports whether a call carries a
+	// credential of the provider's own (Bedrock: a SigV4 signature, a
+	// presigned query, a bearer API key). A provider whose PrepareUpstream
+	// signs with traceforge's credentials sets it: record refuses a call
+	// carrying none, so that a local process holding no credential never
+	// borrows traceforge's (SECURITY.md).
+	ClientCredential func(r *http.Request) bool
 	// CredentialHeaders carry the provider's credentials: forwarded,
 	// never stored or printed (their values are scrubbed from upstream
 	// text). Authorization, Proxy-Authorization and Cookie are everyone's.

@@ -460,3 +460,42 @@ func TestBedrockCountTokens(t *testing.T) {
 	}
 	verifySet(t, dir)
 }
+
+// TestBedrockUnsignedCallIsRefused (SECURITY.md): traceforge signs Bedrock
+// calls with its own AWS credentials only for a client that signed its
+// call (or carries a Bedrock API key): a call with no credential at all —
+// any local process that found the port — is refused 403 in Bedrock's
+// error shape, nothing reaches the upstream, and the run fails naming it.
+func TestBedrockUnsignedCallIsRefused(t *testing.T) {
+	bedrockEnv(t)
+	fake := startBedrock(t)
+	dir := t.TempDir() + "/.ai-snapshots"
+	p := newProxy(t, dir, &fakeupstream.Server{URL: "http://127.0.0.1:1"}, func(c *record.Config) {
+		c.Upstreams[bedrock.Name] = fake.URL
+	})
+	for _, path := range []string{"/model/" + bedrockEscape + "/converse", "/model/" + bedrockEscape + "/count-tokens"} {
+		req, _ := http.NewRequest(http.MethodPost, p.srv.URL+path, bytes.NewReader(converseBody("borrow your keys", false)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Traceforge-Source", srcHeader)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `"__type"`) || !strings.Contains(string(body), "carries no Amazon Bedrock credential") {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	if fake.Requests() != 0 {
+		t.Fatalf("the upstream got %d request(s)", fake.Requests())
+	}
+	// A signed call in the same run is still signed again and forwarded.
+	if r := signedCall(t, p.srv.URL+"/model/"+bedrockEscape+"/converse", converseBody("hello", false), nil); r.status != 200 || fake.Signed() != 1 {
+		t.Fatalf("signed call: %d %s", r.status, r.body)
+	}
+	s := p.finish()
+	if !s.Failed() || !hasKind(s, record.KindNoCredential) || len(files(t, dir)) == 0 {
+		t.Fatalf("want a failed run listing no-credential:\n%s", summaryText(s))
+	}
+}

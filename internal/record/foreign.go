@@ -58,3 +58,15 @@ func (r *Recorder) refuseForeign(w http.ResponseWriter, req *http.Request, c *ca
 	provider.WriteStatusError(w, registry.ErrorFormat(req), http.StatusNotFound,
 		"traceforge record: "+msg+". It records "+registry.Served())
 }
+
+// refuseNoCredential answers a call of a provider that signs upstream with
+// traceforge's own credentials (Bedrock) when the call carries none of the
+// application's: 403 in the provider's error shape, nothing sent, listed
+// (KindNoCredential). Only a process that holds credentials of its own —
+// an AWS SDK signs every call — gets its call signed with traceforge's.
+func (r *Recorder) refuseNoCredential(w http.ResponseWriter, req *http.Request, c *call, d *provider.Descriptor) {
+	msg := req.Method + " " + req.URL.Path + " carries no " + d.Title + " credential (no SigV4 signature, presigned query or API key): traceforge signs upstream calls with its own credentials only for a client that signed its call; refused, nothing was sent"
+	r.addProblem(&problem{Kind: KindNoCredential, Call: c.describe(), Message: msg,
+		Fix: "call through the provider's SDK (it signs every call; any credentials do, replay gives dummy ones), or give the application AWS credentials; see SECURITY.md"})
+	provider.WriteStatusError(w, registry.ErrorFormat(req), http.StatusForbidden, "traceforge record: "+msg)
+}

@@ -122,6 +122,12 @@ func (r *Recorder) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuseForeign(w, req, c, cred, to)
 		return
 	}
+	// traceforge's own credentials sign only a call that carries the
+	// application's (SECURITY.md): never lent to a process holding none.
+	if d := registry.Provider(c.route); d != nil && d.ClientCredential != nil && r.target(req) == nil && !d.ClientCredential(req) {
+		r.refuseNoCredential(w, req, c, d)
+		return
+	}
 	var xf provider.Format
 	var xe provider.Endpoint
 	exchange := false

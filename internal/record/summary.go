@@ -23,18 +23,22 @@ const (
 	// KindForeignCredential: the call carried another provider's
 	// credential and was not sent anywhere.
 	KindForeignCredential Kind = "foreign-credential"
-	KindBadRequest        Kind = "bad-request"
-	KindNoSource          Kind = "no-source"
-	KindUpstreamError     Kind = "upstream-error"
-	KindUnreachable       Kind = "upstream-unreachable"
-	KindBroken            Kind = "broken-answer"
-	KindClientClosed      Kind = "client-closed"
-	KindUsageRejected     Kind = "include-usage-rejected"
-	KindBadResponse       Kind = "bad-response"
-	KindRefused           Kind = "refused"
-	KindCollision         Kind = "id-collision"
-	KindNondeterminism    Kind = "nondeterminism"
-	KindWriteFailed       Kind = "write-failed"
+	// KindNoCredential: a call of a provider traceforge signs for
+	// (Bedrock) carried no credential of the application's own and was not
+	// sent anywhere.
+	KindNoCredential   Kind = "no-credential"
+	KindBadRequest     Kind = "bad-request"
+	KindNoSource       Kind = "no-source"
+	KindUpstreamError  Kind = "upstream-error"
+	KindUnreachable    Kind = "upstream-unreachable"
+	KindBroken         Kind = "broken-answer"
+	KindClientClosed   Kind = "client-closed"
+	KindUsageRejected  Kind = "include-usage-rejected"
+	KindBadResponse    Kind = "bad-response"
+	KindRefused        Kind = "refused"
+	KindCollision      Kind = "id-collision"
+	KindNondeterminism Kind = "nondeterminism"
+	KindWriteFailed    Kind = "write-failed"
 )
 
 // outcome heads a problem of kind k in the summary: refused (the call
@@ -42,7 +46,7 @@ const (
 // nondeterminism, or not snapshotted.
 func outcome(k Kind) string {
 	switch k {
-	case KindRefused, KindCollision, KindForeignCredential:
+	case KindRefused, KindCollision, KindForeignCredential, KindNoCredential:
 		return result.OutcomeRefused
 	case KindNondeterminism:
 		return result.OutcomeNondeterminism

@@ -46,6 +46,7 @@ var Descriptor = &provider.Descriptor{
 		}
 	},
 	PrepareUpstream:   prepareUpstream,
+	ClientCredential:  clientCredential,
 	CredentialHeaders: []string{"X-Amz-Security-Token"},
 	// gitleaks' aws-access-token (long-term and temporary key ids) and
 	// Bedrock API keys.
@@ -75,4 +76,20 @@ func usage(_ string, c map[string]int64) (provider.TokenUsage, bool) {
 // IsEventStream reports whether a Content-Type is AWS's event stream.
 func IsEventStream(contentType string) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), EventStreamContentType)
+}
+
+// clientCredential reports whether a call carries an AWS credential of the
+// application's own — a SigV4 signature (Authorization: AWS4-HMAC-SHA256
+// with a credential scope), a presigned query (X-Amz-Signature) or a
+// Bedrock API key (Authorization: Bearer …) — before record signs it with
+// traceforge's (Descriptor.ClientCredential).
+func clientCredential(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	if _, ok := ParseScope(auth); ok {
+		return true
+	}
+	if scheme, token, ok := strings.Cut(strings.TrimSpace(auth), " "); ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != "" {
+		return true
+	}
+	return r.URL.Query().Get("X-Amz-Signature") != ""
 }
