@@ -118,7 +118,7 @@ command's own exit code.`),
 	fl.StringVar(&opts.Shard, "shard", "", "verify only shard K of N (e.g. 2/4), split by snapshot id (static and --live)")
 	fl.BoolVar(&opts.FailOnUnused, "fail-on-unused", false, "fail when a snapshot was never requested during replay")
 	fl.BoolVar(&opts.DenyBypass, "deny-bypass", false, "with a command: also set HTTP(S)_PROXY to traceforge and refuse (403), list and fail every call that escapes the base URL")
-	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering")
+	fl.BoolVar(&opts.ReplayLatency, "replay-latency", false, "replay: wait each snapshot's recorded latency_ms before answering (a recorded stream: each event at its recorded offset)")
 	fl.BoolVar(&opts.ReplayMemo, "replay-memo", true, "replay: remember requests that hit, so a repeated request is answered without being parsed and keyed again (--replay-memo=false parses every request)")
 	fl.BoolVar(&opts.Serve, "serve", false, "run the replay server in the foreground until SIGINT/SIGTERM, then report")
 	fl.StringVar(&opts.Listen, "listen", "", "address of the --serve server (default "+serve.DefaultListen+")")
