@@ -68,15 +68,15 @@ var clients = []client{
 	{name: "nodetest-node", argv: []string{"node", "--import", "./node/setup-node-test.mjs", "node/runner.test.mjs"}, file: "node/runner.test.mjs", provider: "openai", modes: wrapperModes, fnPrefix: "TestContext."},
 	// openai-go's Responses client (plain, streamed, a function-tool round
 	// trip, a previous_response_id chain) and an embeddings-then-chat flow.
-	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag"}, mintIDs: true},
+	{name: "openairesp", file: "clients/openairesp/main.go", provider: "openai", modes: []string{"plain", "stream", "tool", "chain", "rag", "default"}, mintIDs: true},
 	// The same through the openai npm package, plus its ResponseStream
 	// helper (responses.stream(…).finalResponse()).
 	// Gemini (@google/genai), Ollama (ollama) and the AI SDK's Anthropic
 	// provider (ANTHROPIC_BASE_URL read as ending in /v1).
-	{name: "genai-node", argv: []string{"node", "node/genai.mjs"}, file: "node/genai.mjs", provider: "gemini", modes: []string{"plain", "stream", "tool", "embed"}},
-	{name: "ollama-node", argv: []string{"node", "node/ollama.mjs"}, file: "node/ollama.mjs", provider: "ollama", modes: []string{"chat", "stream", "generate", "tool", "embed"}},
+	{name: "genai-node", argv: []string{"node", "node/genai.mjs"}, file: "node/genai.mjs", provider: "gemini", modes: []string{"plain", "stream", "tool", "embed", "default"}},
+	{name: "ollama-node", argv: []string{"node", "node/ollama.mjs"}, file: "node/ollama.mjs", provider: "ollama", modes: []string{"chat", "stream", "generate", "tool", "embed", "default"}},
 	{name: "aisdk-anthropic-node", argv: []string{"node", "node/aisdk-anthropic.mjs"}, file: "node/aisdk-anthropic.mjs", provider: "anthropic", modes: wrapperModes, endpoints: []string{"/v1/messages"}},
-	{name: "openairesp-node", argv: []string{"node", "node/openairesp.mjs"}, file: "node/openairesp.mjs", provider: "openai", modes: []string{"plain", "stream", "helper", "tool", "chain", "rag"}, mintIDs: true},
+	{name: "openairesp-node", argv: []string{"node", "node/openairesp.mjs"}, file: "node/openairesp.mjs", provider: "openai", modes: []string{"plain", "stream", "helper", "tool", "chain", "rag", "default"}, mintIDs: true},
 }
 
 var modes = []string{"plain", "stream", "tool"}

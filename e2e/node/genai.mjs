@@ -1,11 +1,13 @@
-// End-to-end client for the Gemini API through `@google/genai`: node genai.mjs plain|stream|tool|embed.
+// End-to-end client for the Gemini API through `@google/genai`: node genai.mjs plain|stream|tool|embed|default.
+// default is the SDK's default call (model and contents only: no config),
+// recorded after `traceforge init` wrote the request defaults.
 // The SDK reads GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL (traceforge sets
 // the latter to itself); traceforgeFetch goes in through httpOptions.fetch.
 import { GoogleGenAI } from '@google/genai';
 import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
-const MODES = ['plain', 'stream', 'tool', 'embed'];
+const MODES = ['plain', 'stream', 'tool', 'embed', 'default'];
 const ai = new GoogleGenAI({ httpOptions: { fetch: traceforgeFetch() } });
 
 function config(extra = {}) {
@@ -61,12 +63,18 @@ async function agent(lines) {
   lines.push('no final answer after 3 turns');
 }
 
+// defaultCall: the call as the SDK's README writes it, no generation config.
+async function defaultCall(lines) {
+  const r = await ai.models.generateContent({ model: s.GEMINI_MODEL, contents: s.prompt('default') });
+  describe(lines, '', r);
+}
+
 async function embed(lines) {
   const r = await ai.models.embedContent({ model: s.GEMINI_EMBED_MODEL, contents: [s.prompt('embed'), 'Grace Hopper'] });
   r.embeddings.forEach((e, i) => lines.push(`embedding ${i}: ${e.values.length} values, first ${e.values[0].toFixed(6)}`));
 }
 
 await s.main('genai-node', async (mode, lines) => {
-  const run = { plain, stream, tool: agent, embed }[mode];
+  const run = { plain, stream, tool: agent, embed, default: defaultCall }[mode];
   await run(lines);
 }, MODES);

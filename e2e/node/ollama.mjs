@@ -5,7 +5,7 @@ import { Ollama } from 'ollama';
 import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
-const MODES = ['chat', 'stream', 'generate', 'tool', 'embed'];
+const MODES = ['chat', 'stream', 'generate', 'tool', 'embed', 'default'];
 if (!process.env.OLLAMA_HOST) throw new Error('OLLAMA_HOST is not set: run this client under traceforge record or verify');
 const ollama = new Ollama({ host: process.env.OLLAMA_HOST, fetch: traceforgeFetch() });
 const options = { temperature: 0, seed: s.SEED, num_predict: s.MAX_TOKENS };
@@ -24,6 +24,20 @@ async function chat(lines) {
 
 async function stream(lines) {
   const st = await ollama.chat({ model: s.OLLAMA_MODEL, messages: [{ role: 'user', content: s.prompt('stream') }], options, stream: true });
+  let content = '';
+  let final;
+  for await (const part of st) {
+    content += part.message.content;
+    if (part.done) final = part;
+  }
+  if (!final) throw new Error('the stream ended without done');
+  describe(lines, '', content, final);
+}
+
+// defaultCall: the README's call, no options at all (it streams unless
+// told otherwise: here the README's stream: true form).
+async function defaultCall(lines) {
+  const st = await ollama.chat({ model: s.OLLAMA_MODEL, messages: [{ role: 'user', content: s.prompt('default') }], stream: true });
   let content = '';
   let final;
   for await (const part of st) {
@@ -70,6 +84,6 @@ async function embed(lines) {
 }
 
 await s.main('ollama-node', async (mode, lines) => {
-  const run = { chat, stream, generate, tool: agent, embed }[mode];
+  const run = { chat, stream, generate, tool: agent, embed, default: defaultCall }[mode];
   await run(lines);
 }, MODES);

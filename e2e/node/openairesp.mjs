@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
-const MODES = ['plain', 'stream', 'helper', 'tool', 'chain', 'rag'];
+const MODES = ['plain', 'stream', 'helper', 'tool', 'chain', 'rag', 'default'];
 const client = new OpenAI({ fetch: traceforgeFetch(), maxRetries: 0 });
 
 function params(input) {
@@ -36,6 +36,16 @@ function report(lines, prefix, r) {
 async function plain(lines) {
   const resp = await client.responses.create(params(s.prompt('plain')));
   report(lines, '', resp);
+}
+
+// defaultCall: the README's streamed call, no temperature or token limit
+// (traceforge init's request defaults fill them in).
+async function defaultCall(lines) {
+  const st = await client.responses.create({ model: s.OPENAI_MODEL, input: s.prompt('default'), stream: true });
+  let final;
+  for await (const ev of st) if (ev.type === 'response.completed') final = ev.response;
+  if (!final) throw new Error('no response.completed event');
+  report(lines, '', final);
 }
 
 // stream reads the raw events (`stream: true`): text deltas as they come,
@@ -123,6 +133,6 @@ async function rag(lines) {
 }
 
 await s.main('openairesp-node', async (mode, lines) => {
-  const run = { plain, stream, helper, tool: agent, chain, rag }[mode];
+  const run = { plain, stream, helper, tool: agent, chain, rag, default: defaultCall }[mode];
   await run(lines);
 }, MODES);

@@ -27,7 +27,7 @@ const name = "openairesp"
 func main() {
 	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
 	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream, "tool": agent, "chain": chain, "rag": rag,
+		"plain": plain, "stream": stream, "tool": agent, "chain": chain, "rag": rag, "default": defaultCall,
 	})
 }
 
@@ -48,6 +48,18 @@ func report(tr *scenario.Transcript, prefix string, r *responses.Response) {
 	tr.Add("%scontent: %q", prefix, r.OutputText())
 	tr.Add("%sstatus: %s", prefix, r.Status)
 	tr.Add("%stokens: %d", prefix, r.Usage.TotalTokens)
+}
+
+// defaultCall is the SDK's default call: model and input only, no
+// temperature or max_output_tokens (traceforge init's request defaults
+// fill them in).
+func defaultCall(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
+	resp, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: openai.ChatModel(scenario.OpenAIModel), Input: text(scenario.Prompt("default"))})
+	if err != nil {
+		return err
+	}
+	report(tr, "", resp)
+	return nil
 }
 
 func plain(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
