@@ -129,6 +129,9 @@ type Handler struct {
 	storeMu sync.Mutex
 	stored  map[string]storedResponse // Responses API answers by id
 	order   []string                  // ids in storage order, oldest first
+
+	filesMu sync.Mutex
+	files   map[string]object // uploaded files by id (files.go)
 }
 
 // NewHandler returns the fake upstream handler with its concrete type.

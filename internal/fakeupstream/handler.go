@@ -171,8 +171,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.capture(r, body)
 	rt := route(r)
 	c := &call{w: w, r: r, n: n, opts: opts, ep: rt.ep, rt: rt, h: h, body: body}
-	if c.ep == epUnknown && readErr == nil && c.serveExchange() {
-		return // count tokens (exchanges.go)
+	if c.ep == epUnknown && readErr == nil && (c.serveExchange() || c.serveFiles()) {
+		return // count tokens (exchanges.go), files (files.go)
 	}
 
 	if c.ep == epUnknown {

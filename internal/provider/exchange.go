@@ -297,10 +297,11 @@ func (x *Exchange) OwnsRecord(map[string]any) bool      { return false }
 func (x *Exchange) Streams(string, map[string]any) bool { return false }
 func (x *Exchange) NormalizeStored(map[string]any)      {}
 
-// KeyRequest is the stored request itself (method, path, query, body):
-// an exchange is keyed by exactly what was sent.
+// KeyRequest is the stored request itself (method, path, query, body): an
+// exchange is keyed by exactly what was sent, but for the random boundary
+// of a multipart upload, keyed as KeyBoundary (keyMultipart).
 func (x *Exchange) KeyRequest(request map[string]any, _ *KeyContext) map[string]any {
-	return maps.Clone(request)
+	return maps.Clone(keyMultipart(request))
 }
 
 // LiveBody is nil: an exchange is not an LLM call, --live does not send it.

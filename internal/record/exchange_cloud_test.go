@@ -2,6 +2,7 @@ package record_test
 
 import (
 	"encoding/json"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -158,5 +159,60 @@ func TestNamedUpstreamExchanges(t *testing.T) {
 	}
 	if len(paths) != 1 {
 		t.Fatal("replay reached the named upstream")
+	}
+}
+
+// TestMultipartUploadKeyedWithoutBoundary (DESIGN §13.4): an SDK draws a
+// new multipart boundary for every upload, so the same file uploaded in a
+// replayed run is keyed with the boundary written as provider.KeyBoundary
+// — it replays — while the stored body keeps the bytes as sent.
+func TestMultipartUploadKeyedWithoutBoundary(t *testing.T) {
+	dir := t.TempDir()
+	p := newProxy(t, dir, startFake(t, fakeupstream.Options{}), nil)
+	upload := func(base, boundary string) reply {
+		t.Helper()
+		var b strings.Builder
+		mw := multipart.NewWriter(&b)
+		if err := mw.SetBoundary(boundary); err != nil {
+			t.Fatal(err)
+		}
+		_ = mw.WriteField("purpose", "user_data")
+		fw, _ := mw.CreateFormFile("file", "notes.txt")
+		_, _ = fw.Write([]byte("traceforge records LLM calls"))
+		_ = mw.Close()
+		return call(t, "POST", base+"/v1/files", []byte(b.String()), map[string]string{"Content-Type": mw.FormDataContentType()})
+	}
+	rec := upload(p.srv.URL, "----formdata-undici-0123456789")
+	if rec.status != 200 {
+		t.Fatalf("upload: %d %s", rec.status, rec.body)
+	}
+	if sum := p.finish(); sum.Failed() || sum.Exchanges != 1 {
+		t.Fatalf("%s", summaryText(sum))
+	}
+	files := snapshots(t, dir)
+	for name, data := range files {
+		if !strings.Contains(string(data), "----formdata-undici-0123456789") {
+			t.Fatalf("%s: the stored body lost the boundary as sent", name)
+		}
+	}
+	set := verifySet(t, dir)
+	rs := verify.NewReplayServer(verify.ReplayOptions{Set: set, Display: ".ai-snapshots"})
+	srv := httptest.NewServer(serve.Guard(rs.Handler(), nil, verify.Refuse))
+	defer srv.Close()
+	again := upload(srv.URL, "a-different-boundary-9876543210")
+	if again.status != 200 || !sameJSONText(string(again.body), string(rec.body)) {
+		t.Fatalf("replayed upload: %d %s", again.status, again.body)
+	}
+	other := func() reply {
+		var b strings.Builder
+		mw := multipart.NewWriter(&b)
+		_ = mw.WriteField("purpose", "user_data")
+		fw, _ := mw.CreateFormFile("file", "notes.txt")
+		_, _ = fw.Write([]byte("another file"))
+		_ = mw.Close()
+		return call(t, "POST", srv.URL+"/v1/files", []byte(b.String()), map[string]string{"Content-Type": mw.FormDataContentType()})
+	}()
+	if other.status != 404 {
+		t.Fatalf("another file's upload was answered: %d %s", other.status, other.body)
 	}
 }

@@ -34,8 +34,14 @@ func TestNodeAgreesOnExchanges(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		do("GET", "/v1/responses/"+created.ID+"?include[]=usage", "")
 	}
+	// A multipart upload: keyed with its random boundary written as
+	// provider.KeyBoundary, in Node too.
+	const boundary = "----formdata-undici-042424242424"
+	upload := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nuser_data\r\n--" + boundary +
+		"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"notes.txt\"\r\nContent-Type: text/plain\r\n\r\nnotes\r\n--" + boundary + "--\r\n"
+	do("POST", "/v1/files", upload, "Content-Type", "multipart/form-data; boundary="+boundary)
 	srv.Close()
-	if s := rec.Finish(); s.Failed() || s.Exchanges != 6 {
+	if s := rec.Finish(); s.Failed() || s.Exchanges != 7 {
 		t.Fatalf("record: %d exchanges, failed %v: %v", s.Exchanges, s.Failed(), s.Problems)
 	}
 	mustAgree(t, dir)

@@ -101,8 +101,37 @@ function responsesKeyRequest(r, parent) {
 // lineage.
 export const isExchange = (endpoint) => /^[A-Z]+ \//.test(endpoint);
 
+// keyMultipart: an exchange's multipart body (body_text or body_b64) is
+// keyed with its boundary — random per upload — written as
+// "traceforge-boundary": the first line is "--" + boundary (1 to 200
+// characters, no CR/LF) and the body holds "\r\n--" + boundary + "--".
+export function keyMultipart(request) {
+  const isText = typeof request.body_text === 'string';
+  const isB64 = typeof request.body_b64 === 'string';
+  if (!isText && !isB64) return request;
+  const body = isText ? Buffer.from(request.body_text, 'utf8') : Buffer.from(request.body_b64, 'base64');
+  if (body.subarray(0, 2).toString('latin1') !== '--') return request;
+  const end = body.indexOf('\r\n');
+  if (end < 3 || end > 202) return request;
+  const boundary = body.subarray(2, end);
+  if (boundary.includes(0x0d) || boundary.includes(0x0a)) return request;
+  const close = Buffer.concat([Buffer.from('\r\n--'), boundary, Buffer.from('--')]);
+  if (body.indexOf(close) < 0) return request;
+  const from = Buffer.concat([Buffer.from('--'), boundary]);
+  const to = Buffer.from('--traceforge-boundary');
+  const parts = [];
+  let at = 0;
+  for (let i = body.indexOf(from, at); i >= 0; i = body.indexOf(from, at)) {
+    parts.push(body.subarray(at, i), to);
+    at = i + from.length;
+  }
+  parts.push(body.subarray(at));
+  const out = Buffer.concat(parts);
+  return isText ? { ...request, body_text: out.toString('utf8') } : { ...request, body_b64: out.toString('base64') };
+}
+
 export function keyRequest(provider, request, endpoint, parent) {
-  if (isExchange(endpoint)) return request;
+  if (isExchange(endpoint)) return keyMultipart(request);
   if (provider === 'gemini') return request; // no key-only rules: streaming is in the path
   // Vertex AI: Gemini's wire (no key-only rules) but for Claude's
   // rawPredict, Anthropic's.
