@@ -1,14 +1,17 @@
 // End-to-end client for the OpenAI Responses API and embeddings through the
-// `openai` npm SDK: node openairesp.mjs plain|stream|helper|tool|chain|rag.
+// `openai` npm SDK: node openairesp.mjs plain|stream|helper|tool|chain|rag|default|around.
+// around makes the calls around the LLM call: it counts a prompt's tokens,
+// uploads a file (multipart, a random boundary each time) and polls a
+// background response until it is completed.
 // The SDK reads OPENAI_BASE_URL and OPENAI_API_KEY; traceforgeFetch (package
 // traceforge-source, helpers/node) attributes every call. Nothing printed
 // depends on per-call ids (the test re-records against an upstream that mints
 // new ones).
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { traceforgeFetch } from 'traceforge-source';
 import * as s from './common.mjs';
 
-const MODES = ['plain', 'stream', 'helper', 'tool', 'chain', 'rag', 'default'];
+const MODES = ['plain', 'stream', 'helper', 'tool', 'chain', 'rag', 'default', 'around'];
 const client = new OpenAI({ fetch: traceforgeFetch(), maxRetries: 0 });
 
 function params(input) {
@@ -46,6 +49,24 @@ async function defaultCall(lines) {
   for await (const ev of st) if (ev.type === 'response.completed') final = ev.response;
   if (!final) throw new Error('no response.completed event');
   report(lines, '', final);
+}
+
+// around: count tokens, upload a file, start a background response and
+// poll it (at most 10 times) until it is completed.
+async function around(lines) {
+  const prompt = s.prompt('plain');
+  const count = await client.responses.inputTokens.count({ model: s.OPENAI_MODEL, input: prompt });
+  lines.push(`input_tokens: ${count.input_tokens}`);
+  const file = await client.files.create({ file: await toFile(Buffer.from('traceforge records LLM calls'), 'notes.txt'), purpose: 'user_data' });
+  lines.push(`file: ${file.filename} ${file.bytes} bytes ${file.status}`);
+  let resp = await client.responses.create({ ...params(prompt), background: true });
+  const statuses = [resp.status];
+  for (let i = 0; i < 10 && resp.status !== 'completed'; i++) {
+    resp = await client.responses.retrieve(resp.id);
+    statuses.push(resp.status);
+  }
+  lines.push(`statuses: ${statuses.join(',')}`);
+  report(lines, '', resp);
 }
 
 // stream reads the raw events (`stream: true`): text deltas as they come,
@@ -133,6 +154,6 @@ async function rag(lines) {
 }
 
 await s.main('openairesp-node', async (mode, lines) => {
-  const run = { plain, stream, helper, tool: agent, chain, rag, default: defaultCall }[mode];
+  const run = { plain, stream, helper, tool: agent, chain, rag, default: defaultCall, around }[mode];
   await run(lines);
 }, MODES);

@@ -1,6 +1,9 @@
 // Command openairesp is the end-to-end client for the OpenAI Responses API
 // and embeddings through github.com/openai/openai-go/v3:
-// `openairesp plain|stream|tool|chain|rag`. It reads OPENAI_BASE_URL and
+// `openairesp plain|stream|tool|chain|rag|default|around`. around makes the
+// calls around the LLM call (DESIGN §13.4): it counts a prompt's tokens,
+// uploads a file, starts a background response and polls it until it is
+// completed. It reads OPENAI_BASE_URL and
 // OPENAI_API_KEY (the SDK does), attributes every call with
 // traceforge.SourceTransport and prints what it saw, without per-call ids.
 package main
@@ -27,7 +30,7 @@ const name = "openairesp"
 func main() {
 	client := openai.NewClient(option.WithHTTPClient(traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)})))
 	scenario.RunModes(name, client, map[string]func(context.Context, openai.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream, "tool": agent, "chain": chain, "rag": rag, "default": defaultCall,
+		"plain": plain, "stream": stream, "tool": agent, "chain": chain, "rag": rag, "default": defaultCall, "around": around,
 	})
 }
 
@@ -58,6 +61,40 @@ func defaultCall(ctx context.Context, client openai.Client, tr *scenario.Transcr
 	if err != nil {
 		return err
 	}
+	report(tr, "", resp)
+	return nil
+}
+
+// around counts the prompt's tokens, uploads a file, then starts a
+// background response and polls it (at most 10 times) until it is
+// completed: every one of these calls is an exchange, replayed in order.
+func around(ctx context.Context, client openai.Client, tr *scenario.Transcript) error {
+	prompt := scenario.Prompt("plain")
+	count, err := client.Responses.InputTokens.Count(ctx, responses.InputTokenCountParams{
+		Model: openai.String(scenario.OpenAIModel), Input: responses.InputTokenCountParamsInputUnion{OfString: openai.String(prompt)}})
+	if err != nil {
+		return err
+	}
+	tr.Add("input_tokens: %d", count.InputTokens)
+	f, err := client.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader("traceforge records LLM calls"), "notes.txt", "text/plain"), Purpose: openai.FilePurposeUserData})
+	if err != nil {
+		return err
+	}
+	tr.Add("file: %s %d bytes %s", f.Filename, f.Bytes, f.Status)
+	p := params(text(prompt))
+	p.Background = openai.Bool(true)
+	resp, err := client.Responses.New(ctx, p)
+	if err != nil {
+		return err
+	}
+	statuses := []string{string(resp.Status)}
+	for i := 0; i < 10 && resp.Status != "completed"; i++ {
+		if resp, err = client.Responses.Get(ctx, resp.ID, responses.ResponseGetParams{}); err != nil {
+			return err
+		}
+		statuses = append(statuses, string(resp.Status))
+	}
+	tr.Add("statuses: %s", strings.Join(statuses, ","))
 	report(tr, "", resp)
 	return nil
 }
