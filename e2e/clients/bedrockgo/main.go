@@ -1,6 +1,8 @@
 // Command bedrockgo is the end-to-end client for
 // github.com/aws/aws-sdk-go-v2/service/bedrockruntime: `bedrockgo
-// plain|stream|tool`. The SDK reads AWS_ENDPOINT_URL_BEDROCK_RUNTIME and
+// plain|stream|tool|default|invoke|invoke-stream` (Converse, ConverseStream,
+// a Converse tool round trip, Converse without inferenceConfig, InvokeModel
+// and InvokeModelWithResponseStream with Anthropic's Messages body). The SDK reads AWS_ENDPOINT_URL_BEDROCK_RUNTIME and
 // its credentials and region from the environment (config.LoadDefaultConfig)
 // and signs every request with SigV4; every call is attributed with
 // traceforge.SourceTransport.
@@ -35,7 +37,7 @@ func main() {
 		scenario.Fail(name, err)
 	}
 	scenario.RunModes(name, bedrockruntime.NewFromConfig(cfg), map[string]func(context.Context, *bedrockruntime.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall})
+		"plain": plain, "stream": stream, "tool": agent, "default": defaultCall, "invoke": invokeModel, "invoke-stream": invokeStream})
 }
 
 func inference() *types.InferenceConfiguration {
@@ -156,4 +158,116 @@ func agent(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Tran
 		msgs = append(msgs, types.Message{Role: types.ConversationRoleUser, Content: results})
 	}
 	return fmt.Errorf("no final answer after 3 turns")
+}
+
+// anthropicBody is InvokeModel's body for an Anthropic model: Anthropic's
+// Messages body with anthropic_version and without model (the path has it).
+func anthropicBody(prompt string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"anthropic_version": "bedrock-2023-05-31",
+		"max_tokens":        scenario.MaxTokens,
+		"temperature":       0,
+		"messages":          []map[string]any{{"role": "user", "content": prompt}},
+	})
+}
+
+// invokeModel is InvokeModel with Anthropic's Messages body; the answer is
+// Anthropic's message.
+func invokeModel(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	body, err := anthropicBody(scenario.Prompt("plain"))
+	if err != nil {
+		return err
+	}
+	out, err := client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(model), ContentType: aws.String("application/json"), Accept: aws.String("application/json"), Body: body})
+	if err != nil {
+		return err
+	}
+	var msg struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		StopReason string `json:"stop_reason"`
+		Usage      struct {
+			InputTokens  int `json:"input_tokens"`
+			OutputTokens int `json:"output_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(out.Body, &msg); err != nil {
+		return fmt.Errorf("answer: %w", err)
+	}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		if b.Type == "text" {
+			text.WriteString(b.Text)
+		}
+	}
+	tr.Add("content_type: %s", aws.ToString(out.ContentType))
+	tr.Add("text: %q", text.String())
+	tr.Add("stop_reason: %s", msg.StopReason)
+	tr.Add("tokens: %d", msg.Usage.InputTokens+msg.Usage.OutputTokens)
+	return nil
+}
+
+// invokeStream is InvokeModelWithResponseStream: every chunk is read, each
+// one Anthropic stream event, and the text assembled from the deltas.
+func invokeStream(ctx context.Context, client *bedrockruntime.Client, tr *scenario.Transcript) error {
+	body, err := anthropicBody(scenario.Prompt("stream"))
+	if err != nil {
+		return err
+	}
+	out, err := client.InvokeModelWithResponseStream(ctx, &bedrockruntime.InvokeModelWithResponseStreamInput{ModelId: aws.String(model), ContentType: aws.String("application/json"), Accept: aws.String("application/json"), Body: body})
+	if err != nil {
+		return err
+	}
+	s := out.GetStream()
+	defer s.Close()
+	var text strings.Builder
+	var kinds []string
+	chunks, tokens := 0, 0
+	for ev := range s.Events() {
+		chunk, ok := ev.(*types.ResponseStreamMemberChunk)
+		if !ok {
+			return fmt.Errorf("unexpected stream member %T", ev)
+		}
+		chunks++
+		var e struct {
+			Type  string `json:"type"`
+			Delta struct {
+				Type       string `json:"type"`
+				Text       string `json:"text"`
+				StopReason string `json:"stop_reason"`
+			} `json:"delta"`
+			Message struct {
+				Usage struct {
+					InputTokens int `json:"input_tokens"`
+				} `json:"usage"`
+			} `json:"message"`
+			Usage struct {
+				OutputTokens int `json:"output_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(chunk.Value.Bytes, &e); err != nil {
+			return fmt.Errorf("chunk %d: %w", chunks, err)
+		}
+		kinds = append(kinds, e.Type)
+		switch e.Type {
+		case "message_start":
+			tokens += e.Message.Usage.InputTokens
+		case "content_block_delta":
+			if e.Delta.Type == "text_delta" {
+				text.WriteString(e.Delta.Text)
+			}
+		case "message_delta":
+			tr.Add("stop_reason: %s", e.Delta.StopReason)
+			tokens += e.Usage.OutputTokens
+		}
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	tr.Add("chunks: %d (%s)", chunks, strings.Join(kinds, " "))
+	tr.Add("tokens: %d", tokens)
+	tr.Add("streamed text: %q", text.String())
+	return nil
 }
