@@ -1,5 +1,6 @@
 """The Python end-to-end harness (test_e2e.py): builds traceforge and the fake
-upstream once per pytest process. The apps under apps/ are not collected
+upstream once per pytest process (and the fake Bedrock, fakebedrock/, when a
+Bedrock app runs). The apps under apps/ are not collected
 here: the harness runs them under traceforge."""
 
 import os
@@ -35,3 +36,21 @@ def binaries(tmp_path_factory):
             pytest.fail(f"go build ./cmd/{name}: exit {proc.returncode}\n{proc.stdout}{proc.stderr}", pytrace=False)
         built.append(path)
     return tuple(built)
+
+
+@pytest.fixture(scope="session")
+def fake_bedrock_binary(tmp_path_factory):
+    """fakebedrock/ (internal/fakeupstream's fake Bedrock runtime, which
+    tf-fake-upstream does not serve), built from the e2e module: a few
+    seconds the first time, then Go's build cache."""
+    path = str(tmp_path_factory.mktemp("fakebedrock") / "fakebedrock")
+    proc = subprocess.run(
+        ["go", "build", "-o", path, "./python/fakebedrock"],
+        cwd=os.path.join(REPO, "e2e"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"go build ./python/fakebedrock: exit {proc.returncode}\n{proc.stdout}{proc.stderr}", pytrace=False)
+    return path

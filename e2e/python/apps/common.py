@@ -4,9 +4,13 @@ and the framed transcript (as the Go and Node clients print it)."""
 import json
 import os
 
+import traceforge_source
+
 OPENAI_MODEL = "gpt-4o-mini"
 ANTHROPIC_MODEL = "claude-3-5-haiku-latest"
 GEMINI_MODEL = "gemini-2.5-flash"
+BEDROCK_MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
+VERTEX_CLAUDE_MODEL = "claude-sonnet-4@20250514"
 MAX_TOKENS = 64
 SEED = 42
 TOOL_NAME = "get_weather"
@@ -51,6 +55,26 @@ def run_tool(name, args):
 def get_weather(city: str) -> str:
     """Get the current weather for a city."""
     return run_tool(TOOL_NAME, {"city": city})
+
+
+def attribute_botocore(client):
+    """Sets X-Traceforge-Source on every request of a boto3 client, before
+    botocore signs it (botocore sends through urllib3, not httpx, so
+    traceforge_source.install does not apply): a before-sign hook gives
+    current_source() the stack of the SDK call. This file is skipped, or the
+    hook itself would be the first application frame."""
+
+    def hook(request, **_):
+        if traceforge_source.HEADER not in request.headers:
+            src = traceforge_source.current_source(skip=(_THIS_FILE,))
+            if src is not None:
+                request.headers[traceforge_source.HEADER] = traceforge_source.format_source(*src)
+
+    client.meta.events.register(f"before-sign.{client.meta.service_model.service_id.hyphenize()}", hook)
+    return client
+
+
+_THIS_FILE = os.path.realpath(__file__)
 
 
 def canonical(value):
