@@ -61,14 +61,6 @@ AWS_APP = {
 }
 AWS_TRACEFORGE = {"AWS_ACCESS_KEY_ID": "AKIDE2ETRACEFORGE", "AWS_SECRET_ACCESS_KEY": "e2e-traceforge-secret", "AWS_REGION": "eu-west-1"}
 BEDROCK_REGION = "us-west-2"
-# KNOWN PRODUCT BUG: in replay traceforge gives COMMAND AWS_REGION=us-east-1
-# (internal/provider/bedrock ReplayEnv), which botocore does not read: boto3
-# with no AWS variable fails with NoRegionError before any call. The bare
-# replay (TestBedrock.test_replay_without_aws_variables) shows it; the
-# replay and drift steps give the app only this region (no credential: those
-# still come from traceforge) so that the rest is checked. Remove it when
-# that test reports the bug fixed.
-BEDROCK_REPLAY_REGION = {"AWS_DEFAULT_REGION": "us-east-1"}
 # Vertex AI: a Google OAuth access token (ya29., a secret rule) while
 # recording; replay uses the app's fixed "traceforge-replay".
 VERTEX_TOKEN = "ya29.e2e" + "T" * 40
@@ -326,7 +318,6 @@ def scenario(binaries, tmp_path, app, fake_bedrock_bin=None):
             r.home = str(tmp_path / "home")
             os.mkdir(r.home)
             r.bare_replay = run(tf + ["verify", "--"] + app_cmd, replay_env | {"HOME": r.home})
-            replay_env |= BEDROCK_REPLAY_REGION  # the known bug's workaround (see there)
         r.replay = run(tf + ["verify", "--"] + app_cmd, replay_env)
         r.drift = run(tf + ["verify", "--"] + app_cmd, replay_env | {"TF_E2E_PROMPT_SUFFIX": " (changed)"})
         if bedrock:
@@ -533,17 +524,12 @@ class TestBedrock(CloudCases):
         (docs/providers.md, "Replay with no network"), so boto3 needs
         nothing — every test passes with its recorded transcript.
 
-        Known product bug, checked precisely: traceforge sets AWS_REGION,
-        which botocore does not read (it reads AWS_DEFAULT_REGION), so
-        boto3 fails with NoRegionError before its first call. This test
-        xfails on exactly that and fails on anything else — and fails once
-        the bug is fixed, so that BEDROCK_REPLAY_REGION is removed."""
+        botocore reads its region only from AWS_DEFAULT_REGION, which replay
+        sets beside AWS_REGION (it once did not: NoRegionError before the
+        first call)."""
         r = app_run
         assert r.bare_replay is not None, f"no bare replay: record or static verify failed\n{r.record}\n{r.static}"
         b = r.bare_replay
-        if b.code != 0 and "NoRegionError" in b.combined and not transcripts(b.stdout):
-            pytest.xfail("traceforge replay sets AWS_REGION for COMMAND; boto3 reads only AWS_DEFAULT_REGION: NoRegionError")
         assert b.code == 0, f"verify -- with no AWS variable: want exit 0\n{b}"
         want, got = transcripts(r.record.stdout), transcripts(b.stdout)
         assert got == want, f"replayed transcripts differ\n--- recorded ---\n{want}\n--- replayed ---\n{got}"
-        pytest.fail("replay with no AWS variable works now: remove BEDROCK_REPLAY_REGION and the xfail", pytrace=False)

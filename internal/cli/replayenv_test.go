@@ -13,7 +13,7 @@ func TestKeyEnvGivesReplayCredentials(t *testing.T) {
 	env := map[string]string{}
 	io := &IOStreams{Getenv: func(k string) string { return env[k] }}
 	got := keyEnv(io)
-	for _, want := range []string{"AWS_ACCESS_KEY_ID=traceforge-replay", "AWS_SECRET_ACCESS_KEY=traceforge-replay", "AWS_REGION=us-east-1", "OPENAI_API_KEY=traceforge-replay"} {
+	for _, want := range []string{"AWS_ACCESS_KEY_ID=traceforge-replay", "AWS_SECRET_ACCESS_KEY=traceforge-replay", "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "OPENAI_API_KEY=traceforge-replay"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("keyEnv() = %q, lacks %s", got, want)
 		}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,8 +233,13 @@ func (b *Bedrock) authenticate(r *http.Request, body []byte, o BedrockOptions) (
 	if err != nil {
 		return http.StatusForbidden, "InvalidSignatureException", err.Error()
 	}
-	check.ContentLength = r.ContentLength // the signer signs content-length when there is a body
-	for _, name := range strings.Split(signedHeaders, ";") {
+	signed := strings.Split(signedHeaders, ";")
+	if slices.Contains(signed, "content-length") {
+		// The Go signer signs content-length when there is a body; botocore
+		// does not: it is checked only when the client signed it.
+		check.ContentLength = r.ContentLength
+	}
+	for _, name := range signed {
 		if name == "host" || name == "content-length" {
 			continue
 		}

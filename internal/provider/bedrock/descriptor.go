@@ -39,6 +39,8 @@ var Descriptor = &provider.Descriptor{
 		"AWS_ACCESS_KEY_ID=" + ReplayCredential,
 		"AWS_SECRET_ACCESS_KEY=" + ReplayCredential,
 		"AWS_REGION=us-east-1",
+		// botocore reads its region only from AWS_DEFAULT_REGION.
+		"AWS_DEFAULT_REGION=us-east-1",
 	},
 	LiveAuth: func(h http.Header, key string) {
 		if key != "" {
