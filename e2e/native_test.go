@@ -22,11 +22,11 @@ type nativeClient struct {
 
 var nativeClients = []nativeClient{
 	{name: "geminigo", file: "clients/geminigo/main.go", provider: "gemini",
-		calls:    map[string]int{"plain": 1, "stream": 1, "tool": 2, "embed": 1},
-		function: map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "embed": "embed"}},
+		calls:    map[string]int{"plain": 1, "stream": 1, "tool": 2, "embed": 1, "default": 1},
+		function: map[string]string{"plain": "plain", "stream": "stream", "tool": "agent", "embed": "embed", "default": "defaultCall"}},
 	{name: "ollamago", file: "clients/ollamago/main.go", provider: "ollama",
-		calls:    map[string]int{"chat": 1, "stream": 1, "generate": 1, "tool": 2, "embed": 1},
-		function: map[string]string{"chat": "chat", "stream": "stream", "generate": "generate", "tool": "agent", "embed": "embed"}},
+		calls:    map[string]int{"chat": 1, "stream": 1, "generate": 1, "tool": 2, "embed": 1, "default": 1},
+		function: map[string]string{"chat": "chat", "stream": "stream", "generate": "generate", "tool": "agent", "embed": "embed", "default": "defaultCall"}},
 }
 
 // geminiE2EKey is a Gemini-shaped key: it reaches the fake upstream while
@@ -84,6 +84,13 @@ func nativeRecordVerifyReplayDrift(t *testing.T, c nativeClient, mode string) {
 	argv := []string{filepath.Join(bins.dir, c.name), mode}
 	self := client{name: c.name}
 
+	if mode == "default" {
+		// The SDK's default call records with the request defaults
+		// traceforge init writes, no code change.
+		if in := run(t, nativeEnv(), tf("init")...); in.code != 0 {
+			t.Fatalf("init: want exit 0\n%s", in)
+		}
+	}
 	fake := startFake(t)
 	wire := newWireTap(t)
 	rec := run(t, append(nativeEnv(), "GEMINI_API_KEY="+geminiE2EKey, wire.env("record")),

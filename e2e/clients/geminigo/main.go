@@ -25,7 +25,7 @@ const (
 	embedModel = "gemini-embedding-001"
 )
 
-var modes = []string{"plain", "stream", "tool", "embed"}
+var modes = []string{"plain", "stream", "tool", "embed", "default"}
 
 func main() {
 	if len(os.Args) != 2 {
@@ -38,7 +38,7 @@ func main() {
 		scenario.Fail(name, err)
 	}
 	run := map[string]func(context.Context, *genai.Client, *scenario.Transcript) error{
-		"plain": plain, "stream": stream, "tool": agent, "embed": embed,
+		"plain": plain, "stream": stream, "tool": agent, "embed": embed, "default": defaultCall,
 	}[os.Args[1]]
 	if run == nil {
 		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
@@ -70,6 +70,17 @@ func describe(tr *scenario.Transcript, prefix string, r *genai.GenerateContentRe
 	tr.Add("%sfinish_reason: %s", prefix, r.Candidates[0].FinishReason)
 	tr.Add("%stokens: %d", prefix, r.UsageMetadata.TotalTokenCount)
 	tr.Add("%smodel: %s", prefix, r.ModelVersion)
+}
+
+// defaultCall is the SDK's default call: model and contents, no config
+// (traceforge init's request defaults fill it in).
+func defaultCall(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {
+	r, err := client.Models.GenerateContent(ctx, model, genai.Text(scenario.Prompt("default")), nil)
+	if err != nil {
+		return err
+	}
+	describe(tr, "", r)
+	return nil
 }
 
 func plain(ctx context.Context, client *genai.Client, tr *scenario.Transcript) error {

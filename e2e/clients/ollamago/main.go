@@ -27,7 +27,7 @@ const (
 	embedModel = "nomic-embed-text"
 )
 
-var modes = []string{"chat", "stream", "generate", "tool", "embed"}
+var modes = []string{"chat", "stream", "generate", "tool", "embed", "default"}
 
 func main() {
 	if len(os.Args) != 2 {
@@ -36,7 +36,7 @@ func main() {
 	}
 	client := api.NewClient(envconfig.Host(), traceforge.NewHTTPClient(&http.Client{Transport: wiretap.Transport(nil)}))
 	run := map[string]func(context.Context, *api.Client, *scenario.Transcript) error{
-		"chat": chat, "stream": stream, "generate": generate, "tool": agent, "embed": embed,
+		"chat": chat, "stream": stream, "generate": generate, "tool": agent, "embed": embed, "default": defaultCall,
 	}[os.Args[1]]
 	if run == nil {
 		fmt.Fprintf(os.Stderr, "usage: %s %s\n", name, strings.Join(modes, "|"))
@@ -76,6 +76,21 @@ func chat(ctx context.Context, client *api.Client, tr *scenario.Transcript) erro
 	}
 	tr.Add("responses: %d", n)
 	describe(tr, "", final.Message.Content, final, final.Message.ToolCalls)
+	return nil
+}
+
+// defaultCall is the package's default call: model and messages, no
+// options, streamed (Ollama's default; traceforge init's request defaults
+// fill the options in).
+func defaultCall(ctx context.Context, client *api.Client, tr *scenario.Transcript) error {
+	req := &api.ChatRequest{Model: model, Messages: []api.Message{{Role: "user", Content: scenario.Prompt("default")}}}
+	var text strings.Builder
+	var final api.ChatResponse
+	err := client.Chat(ctx, req, func(r api.ChatResponse) error { text.WriteString(r.Message.Content); final = r; return nil })
+	if err != nil {
+		return err
+	}
+	describe(tr, "", text.String(), final, nil)
 	return nil
 }
 
