@@ -85,10 +85,6 @@ class App:
     file: str  # relative to e2e/python, the project root the helper attributes to
     provider: str  # the snapshot folder its calls land in
     endpoints: tuple  # the endpoints its snapshots may record
-    # Cases whose calls the library sends from an asyncio task it starts
-    # (asyncio.gather, a task group): no application frame is on that task's
-    # stack, so the pytest plugin names the running test — its def line.
-    task_cases: tuple = ()
     # The app's tests and how many LLM calls (snapshots) each makes.
     cases: dict = None
     # Strings that must reach neither the output of any step nor the
@@ -114,14 +110,11 @@ APPS = {
         "gemini",
         ("/v1beta/models/gemini-2.5-flash:generateContent", "/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
     ),
-    # Agent.run drives its graph in tasks of its own (run_sync and run_stream do not).
-    "pydantic_ai": App(
-        "apps/test_pydantic_ai.py", "openai", ("/v1/chat/completions",), task_cases=("test_plain_async", "test_tool_async")
-    ),
-    # ainvoke sends through asyncio.gather (astream does not).
-    "langchain_openai": App(
-        "apps/test_langchain_openai.py", "openai", ("/v1/chat/completions",), task_cases=("test_plain_async", "test_tool_async")
-    ),
+    # Agent.run drives its graph in tasks of its own, and ainvoke sends through
+    # asyncio.gather: the helper attributes those tasks' calls to the line that
+    # started them (traceforge_source wraps create_task).
+    "pydantic_ai": App("apps/test_pydantic_ai.py", "openai", ("/v1/chat/completions",)),
+    "langchain_openai": App("apps/test_langchain_openai.py", "openai", ("/v1/chat/completions",)),
     "litellm": App("apps/test_litellm.py", "openai", ("/v1/chat/completions",)),
     # boto3 is synchronous (no _async cases); its invoke cases send Claude's
     # Messages body to InvokeModel.
@@ -385,18 +378,15 @@ def check_steps(r, case, calls):
     assert GEMINI_KEY not in rec.combined, "the Gemini key reached the output"
 
     # Attribution: every snapshot of this test names its file, a '# call' line
-    # of the test (its def line when the library sent from its own task) and
-    # the test's name.
+    # of the test (also when the library sent from a task of its own) and the
+    # test's name.
     mine = [(n, s) for n, s in r.snapshots if s["source"]["function"] == case]
     assert len(mine) == calls, f"{len(mine)} snapshot(s) attributed to {case}, want {calls}: {[s['source'] for _, s in r.snapshots]}"
-    def_line, marked = call_lines(app.file, case)
-    if case in app.task_cases:
-        marked = {def_line}
+    _, marked = call_lines(app.file, case)
     for name, s in mine:
         src = s["source"]
         assert src["file"] == app.file, f"{name}: source.file {src['file']!r}, want {app.file!r}"
-        want = "the def line" if case in app.task_cases else "a '# call' line"
-        assert src["line"] in marked, f"{name}: source.line {src['line']}, want {want} of {case}: {sorted(marked)}"
+        assert src["line"] in marked, f"{name}: source.line {src['line']}, want a '# call' line of {case}: {sorted(marked)}"
         assert s["endpoint"] in app.endpoints, f"{name}: endpoint {s['endpoint']!r}, want one of {app.endpoints}"
         assert GEMINI_KEY not in json.dumps(s), f"{name}: the Gemini key is in the snapshot"
         applied = s.get("defaults_applied")

@@ -14,12 +14,22 @@ the project root (default: the working directory), slash-separated; ``file`` and
 ``function`` are percent-encoded as UTF-8 (``%``, ``:``, space, control
 characters and non-ASCII always). A frame outside the root sends no header.
 
+A call sent from an asyncio task with no application frame on its stack (a
+library gathers coroutines: LangChain's ``ainvoke``, pydantic-ai's
+``Agent.run``) is attributed to the application line that created the task,
+directly or through tasks created from it: importing this module wraps the
+event loop's ``create_task`` to remember that line in the new task's context.
+
 Loaded as a pytest plugin (``pytest -p traceforge_source``), a call with no
-application frame on its stack (sent from a thread or task a library started)
-is attributed to the running test: its file, the line of its ``def`` and its
+application frame at all (sent from a thread a library started) is
+attributed to the running test: its file, the line of its ``def`` and its
 name as pytest reports it (``TestBilling.test_total[eur]``).
 """
 
+import asyncio.base_events
+import asyncio.events
+import contextvars
+import functools
 import os
 import sys
 import sysconfig
@@ -70,30 +80,82 @@ def _relative(path, root):
     return rel.replace(os.sep, "/")
 
 
+# The application line that created the running asyncio task (or the task
+# that created it): (absolute path, line, function), set in each new task's
+# context by the create_task wrapper below.
+_task_creator = contextvars.ContextVar("traceforge_source_task_creator", default=None)
+
+
+# The frame that runs an event loop callback (a task's step): what lies below
+# it is whatever runs the loop (asyncio.run in a test), not what the task
+# does; the task's own application line is its creator's.
+_LOOP_CALLBACK = asyncio.events.Handle._run.__code__
+
+
+def _app_frame(frame, skip=()):
+    """(absolute path, line, function) of the first frame from frame outward
+    outside libraries and the skip substrings, not looking past the event
+    loop's callback runner; None when there is none."""
+    while frame is not None:
+        code = frame.f_code
+        if code is _LOOP_CALLBACK:
+            return None
+        path = os.path.realpath(code.co_filename) if not code.co_filename.startswith("<") else code.co_filename
+        if not _is_library(path) and not any(s in path for s in skip):
+            return path, frame.f_lineno, getattr(code, "co_qualname", code.co_name)  # 3.11+: Agent.run
+        frame = frame.f_back
+    return None
+
+
 def current_source(root=None, skip=()):
     """Returns (file, line, function) for a call made now, or None.
 
     The first stack frame outside libraries and the ``skip`` path substrings
     decides; when it lies outside ``root`` nothing is sent. With no such frame,
-    the running pytest test (plugin loaded) is used.
+    the application line that created the running asyncio task is used, then
+    the running pytest test (plugin loaded).
     """
     root = os.path.realpath(root or os.getcwd())
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        path = os.path.realpath(code.co_filename) if not code.co_filename.startswith("<") else code.co_filename
-        if not _is_library(path) and not any(s in path for s in skip):
-            rel = _relative(path, root)
-            if rel is None:
-                return None
-            func = getattr(code, "co_qualname", code.co_name)  # 3.11+: Agent.run
-            return rel, frame.f_lineno, func
-        frame = frame.f_back
+    src = _app_frame(sys._getframe(1), skip) or _task_creator.get()
+    if src is not None:
+        rel = _relative(src[0], root)
+        return None if rel is None else (rel, src[1], src[2])
     test = _current_test
     if test is None:
         return None
     rel = _relative(os.path.realpath(test[0]), root)
     return None if rel is None else (rel, test[1], test[2])
+
+
+def _wrap_create_task():
+    """Wraps BaseEventLoop.create_task (every asyncio.create_task, gather,
+    ensure_future and TaskGroup task goes through it) so that a new task's
+    context remembers the application line creating it — or, created from a
+    task without one on the stack, that task's creator. Never fails a task
+    creation: on any error the task is created as it would have been."""
+    orig = asyncio.base_events.BaseEventLoop.create_task
+    if getattr(orig, "traceforge_source", False):
+        return
+
+    @functools.wraps(orig)
+    def create_task(self, coro, *args, **kwargs):
+        try:
+            src = _app_frame(sys._getframe(1)) or _task_creator.get()
+            if src is not None:
+                given = kwargs.get("context")
+                ctx = given.copy() if given is not None else contextvars.copy_context()
+                ctx.run(_task_creator.set, src)
+                kwargs["context"] = ctx
+        except Exception:  # noqa: BLE001 - attribution must never break the application
+            pass
+        return orig(self, coro, *args, **kwargs)
+
+    create_task.traceforge_source = True
+    asyncio.base_events.BaseEventLoop.create_task = create_task
+
+
+if sys.version_info >= (3, 11):  # create_task takes a context from 3.11 on
+    _wrap_create_task()
 
 
 def _set_header(request, root, skip):

@@ -178,3 +178,48 @@ def test_pytest_plugin_attributes_a_library_thread_to_the_running_test(pytester,
     assert f"HEADER=test_app.py:{marker_line('total', app)}:TestBilling.test_total" in headers, result.outlines
     # A direct call keeps its own line.
     assert f"HEADER=test_app.py:{marker_line('direct', app)}:test_direct" in headers, result.outlines
+
+
+# A library in site-packages that sends from tasks it gathers (as LangChain's
+# ainvoke and pydantic-ai's Agent.run do): no application frame is on those
+# tasks' stacks, and one of them starts a task of its own.
+FAKEASYNC = textwrap.dedent(
+    """
+    import asyncio
+
+    async def _send(client, url):
+        return (await client.get(url)).text
+
+    async def _nested(client, url):
+        return await asyncio.create_task(_send(client, url))
+
+    async def gathered(client, url):
+        a, b = await asyncio.gather(_send(client, url), _nested(client, url))
+        return [a, b]
+    """
+)
+
+
+@pytest.fixture
+def fakeasync(tmp_path, monkeypatch):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "tf_fakeasync.py").write_text(FAKEASYNC)
+    monkeypatch.syspath_prepend(str(site))
+    import tf_fakeasync
+
+    yield tf_fakeasync
+    sys.modules.pop("tf_fakeasync", None)
+
+
+def test_library_tasks_are_attributed_to_the_line_that_started_them(fakeasync, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    async def app():
+        client = traceforge_source.install(httpx.AsyncClient(transport=httpx.MockTransport(echo)))
+        async with client:
+            return await fakeasync.gathered(client, "http://x/y")  # mark:gathered
+
+    got = asyncio.run(app())
+    want = f"{FILE}:{marker_line('gathered')}:test_library_tasks_are_attributed_to_the_line_that_started_them.<locals>.app"
+    assert got == [want, want]
