@@ -37,10 +37,7 @@ func (e *Entries) respondExchange(ctx context.Context, w http.ResponseWriter, s 
 		return res, err
 	}
 	if o.Latency && rec.Response.LatencyMS > 0 {
-		sleep := o.Sleep
-		if sleep == nil {
-			sleep = sleepCtx
-		}
+		sleep := o.sleeper()
 		if err := sleep(ctx, time.Duration(rec.Response.LatencyMS)*time.Millisecond); err != nil {
 			return res, err
 		}

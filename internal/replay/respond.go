@@ -83,10 +83,7 @@ func (e *Entries) Respond(ctx context.Context, w http.ResponseWriter, req *provi
 		return res, e.respondWire(ctx, w, req, s, enc, o, errShape)
 	}
 	if o.Latency && s.Record.Response.LatencyMS > 0 {
-		sleep := o.Sleep
-		if sleep == nil {
-			sleep = sleepCtx
-		}
+		sleep := o.sleeper()
 		if err := sleep(ctx, time.Duration(s.Record.Response.LatencyMS)*time.Millisecond); err != nil {
 			return res, err
 		}
@@ -195,6 +192,14 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return sw.w.Write(p)
+}
+
+// sleeper is o.Sleep, or a timer-based wait when it is nil.
+func (o Options) sleeper() func(ctx context.Context, d time.Duration) error {
+	if o.Sleep != nil {
+		return o.Sleep
+	}
+	return sleepCtx
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -41,10 +41,7 @@ func (e *Entries) respondWire(ctx context.Context, w http.ResponseWriter, req *p
 	h["Cache-Control"] = headerNoCache
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	sleep := o.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
+	sleep := o.sleeper()
 	var last int64
 	for i, ev := range events {
 		if o.Latency {

@@ -48,19 +48,6 @@ type WireEvent struct {
 	Frame   []byte
 }
 
-// Size is the number of payload bytes the stream holds.
-func (w *WireStream) Size() int64 {
-	var n int64
-	for i := range w.Events {
-		ev := &w.Events[i]
-		n += int64(len(ev.Data) + len(ev.Binary) + len(ev.Frame) + len(ev.Event) + len(ev.ID))
-		for k, v := range ev.Headers {
-			n += int64(len(k) + len(v))
-		}
-	}
-	return n
-}
-
 // value is the stored JSON object of w.
 func (w *WireStream) value() map[string]any {
 	events := make([]any, len(w.Events))
